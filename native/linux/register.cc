@@ -1,0 +1,11 @@
+#include "common/register.h"
+#include "linux/modules.h"
+
+namespace arb {
+void RegisterPlatform(Napi::Env env, Napi::Object exports) {
+  exports.Set("platform", Napi::String::New(env, "linux"));
+  RegisterCloneTree(env, exports);
+  RegisterLandlock(env, exports);
+  RegisterProcess(env, exports);
+}
+}  // namespace arb

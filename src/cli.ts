@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// The command line: yargs wiring only. One executable, called as `arb` (with subcommands) or as
+// one of its aliases, `fsfork`, `confine`, `fsdiff` (and `gh`, the broker's shim), which it
+// dispatches on. Each command's module is loaded only when that command runs, so `confine`, which
+// starts before every agent, loads no more than it needs.
+import * as path from 'node:path';
+import type { Argv } from 'yargs';
+
+import { ArbError, exitCodeOf, formatError, usageError } from './errors';
+
+/** What a command module (src/commands/*.ts) exports. */
+export interface CommandModule {
+  /** Adds the command's options and positionals. */
+  builder(y: Argv): Argv;
+  /** Runs the command; resolves with the exit status. */
+  run(args: Record<string, unknown>, ctx: Context): Promise<number>;
+}
+
+export interface Context {
+  /** How errors are prefixed: "arb fork", "fsfork", … */
+  program: string;
+}
+
+interface CommandEntry {
+  /** The positional part of the usage line. */
+  usage: string;
+  describe: string;
+  alias: string;
+  load(): CommandModule;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {
+  fork: {
+    usage: '[DIR] [DEST]',
+    describe: 'make a copy-on-write fork of a directory next to it, with a hidden base',
+    alias: 'fsfork',
+    load: () => require('./commands/fork') as CommandModule,
+  },
+  confine: {
+    usage: '<CMD> [ARGS..]',
+    describe: 'run CMD in a fork where it may write only there and cannot read secrets',
+    alias: 'confine',
+    load: () => require('./commands/confine') as CommandModule,
+  },
+  diff: {
+    usage: '<FORK|DIR1> [DIR2]',
+    describe: 'print, as a patch git apply takes, what changed in a fork since it was made',
+    alias: 'fsdiff',
+    load: () => require('./commands/diff') as CommandModule,
+  },
+};
+
+const ALIASES: Record<string, string> = { fsfork: 'fork', confine: 'confine', fsdiff: 'diff' };
+
+function version(): string {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  return (require('../package.json') as { version: string }).version;
+}
+
+/** The name arb was called by, without directory or a `.js` ending. */
+export function invokedName(argv1: string | undefined): string {
+  return path.basename(argv1 ?? 'arb').replace(/\.js$/, '');
+}
+
+/**
+ * Runs arb with the given arguments (without node and script) as if called by `name`.
+ * Resolves with the exit status; never calls process.exit.
+ */
+export async function main(argv: string[], name = 'arb'): Promise<number> {
+  if (name === 'gh') {
+    const shim = require('./confine/broker/shim') as { runShim(argv: string[]): Promise<number> };
+    return shim.runShim(argv);
+  }
+  const alias = ALIASES[name];
+  const program = alias ? name : 'arb';
+  let status = 0;
+  let program2 = program;
+  const parserErrors = new Set<unknown>();
+
+  // yargs is loaded here, not at the top, so that the gh shim never pays for it.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
+  const parser = yargs(argv)
+    .scriptName(program)
+    .strict()
+    .exitProcess(false)
+    .version(version())
+    .help()
+    .alias('h', 'help')
+    .wrap(Math.min(100, process.stdout.columns || 80))
+    .fail((msg, err) => {
+      if (err) throw err;
+      const e = usageError(msg);
+      parserErrors.add(e);
+      throw e;
+    });
+
+  const builderFor = (entry: CommandEntry, prog: string) => (y: Argv) => {
+    program2 = prog;
+    return entry.load().builder(y);
+  };
+  const handlerFor = (entry: CommandEntry, prog: string) => async (args: Record<string, unknown>) => {
+    status = await entry.load().run(args, { program: prog });
+  };
+
+  if (alias) {
+    const entry = COMMANDS[alias];
+    parser.command(`$0 ${entry.usage}`, entry.describe, builderFor(entry, program), handlerFor(entry, program));
+  } else {
+    // When the first word names a command, only that command's module is loaded.
+    const first = argv[0];
+    const only = first !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, first) ? first : undefined;
+    for (const [cmd, entry] of Object.entries(COMMANDS)) {
+      if (only && cmd !== only) {
+        parser.command(`${cmd} ${entry.usage}`, entry.describe);
+        continue;
+      }
+      parser.command(`${cmd} ${entry.usage}`, entry.describe, builderFor(entry, `arb ${cmd}`), handlerFor(entry, `arb ${cmd}`));
+    }
+    parser
+      .completion('completion', 'print a shell completion script (add its output to ~/.bashrc or ~/.zshrc)')
+      .demandCommand(1, 'name a command: fork, confine or diff')
+      .recommendCommands()
+      .usage('arb: fork a directory, confine a command to the fork, diff what it changed\n\nUsage: arb <command> [options]')
+      .epilogue('Aliases: fsfork = arb fork, confine = arb confine, fsdiff = arb diff. See man arb.');
+  }
+
+  try {
+    await parser.parseAsync();
+    return status;
+  } catch (err) {
+    const usage = err instanceof ArbError && err.code === 'ARB_USAGE';
+    if (parserErrors.has(err)) {
+      process.stderr.write(`${await parser.getHelp()}\n\n`);
+    }
+    process.stderr.write(`${formatError(program2, err)}\n`);
+    // arb diff exits 2 on any error, as diff does.
+    return usage || program2 === 'arb diff' || program2 === 'fsdiff' ? 2 : exitCodeOf(err);
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), invokedName(process.argv[1])).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`${formatError('arb', err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

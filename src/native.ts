@@ -1,0 +1,169 @@
+// The only importer of the addon. The whole native surface is typed here, and every error the
+// addon throws (errno, syscall, path) becomes a Node-style error with `code` here.
+import * as path from 'node:path';
+import { getSystemErrorName } from 'node:util';
+
+import { ArbError } from './errors';
+
+/** What cloneTree was asked to do: one pass over `source` making `base`, then `fork` from it. */
+export interface CloneTreeOptions {
+  source: string;
+  /** Made from the source; then `fork` is cloned from each new file in it. */
+  base: string;
+  /** Optional: a second copy cloned from the base. */
+  fork?: string;
+  /** Paths relative to source (no leading './') left out, with everything under them. */
+  skip: string[];
+  /** Threads to use; defaults to the number of cores, at most 8. */
+  threads?: number;
+  /** Called now and then from the main thread with running totals. */
+  onProgress?: (progress: CloneProgress) => void;
+}
+
+export interface CloneProgress {
+  files: number;
+  bytes: number;
+}
+
+export interface CloneResult {
+  files: number;
+  directories: number;
+  symlinks: number;
+  fifos: number;
+  bytes: number;
+  /** Files whose blocks were shared (FICLONE / clonefile). */
+  reflinked: number;
+  /** Files copied in full (copy_file_range, read/write). */
+  copied: number;
+  /** Sockets and devices, which are not cloned: relative path and kind. */
+  leftOut: { path: string; kind: 'socket' | 'device' }[];
+}
+
+/** The Landlock ruleset and the command to become (or spawn). */
+export interface LandlockSpec {
+  abi: number;
+  /** Rights bitmask handled (so denied unless granted), from src/confine/landlock.ts. */
+  handledAccessFs: bigint;
+  handledAccessNet: bigint;
+  scoped: bigint;
+  /** Each rule: a path (opened O_PATH) and the rights granted beneath it. */
+  rules: { path: string; access: bigint }[];
+  file: string; // absolute path of the program
+  argv: string[];
+  env: string[]; // NAME=value
+  cwd: string;
+  /** Descriptors to keep open for the command (besides 0, 1, 2). */
+  keepFds?: number[];
+}
+
+export interface WaitResult {
+  /** Exit status, or null if killed by a signal. */
+  status: number | null;
+  /** Signal number that ended it, or null. */
+  signal: number | null;
+}
+
+interface Addon {
+  platform: 'linux' | 'darwin';
+  cloneTree?(options: Omit<CloneTreeOptions, 'onProgress'>, onProgress?: (files: number, bytes: number) => void): Promise<CloneResult>;
+  landlockAbi?(): number;
+  landlockExec?(spec: LandlockSpec): never;
+  landlockSpawn?(spec: LandlockSpec): number;
+  waitPid?(pid: number): Promise<WaitResult>;
+  clonefile?(src: string, dst: string): void;
+}
+
+let cached: Addon | undefined;
+
+/** Loads the addon once; if it cannot, the error lists every path tried. */
+export function addon(): Addon {
+  if (cached) return cached;
+  const root = path.resolve(__dirname, '..');
+  const candidates = [
+    process.env.ARB_ADDON,
+    path.join(root, 'build', 'Release', 'arb.node'),
+    path.join(root, 'build', 'Debug', 'arb.node'),
+  ].filter((p): p is string => Boolean(p));
+  const failures: string[] = [];
+  for (const candidate of candidates) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-var-requires
+      cached = require(candidate) as Addon;
+      return cached;
+    } catch (err) {
+      failures.push(`  ${candidate}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  throw new ArbError('ARB_INTERNAL', `cannot load the native addon; tried:\n${failures.join('\n')}`, {
+    hint: 'run `npm install` (or `npm run build`) in the arb checkout to build it',
+  });
+}
+
+/** Turns the addon's {errno, syscall, path} into a Node-style error with `code`. */
+export function toSystemError(err: unknown): Error {
+  if (!(err instanceof Error)) return new Error(String(err));
+  const e = err as Error & { errno?: number; syscall?: string; path?: string; code?: string };
+  if (typeof e.errno === 'number' && e.errno > 0 && !e.code) {
+    let name = `E${e.errno}`;
+    try {
+      name = getSystemErrorName(-e.errno);
+    } catch {
+      /* unknown errno: keep the number */
+    }
+    e.code = name;
+    e.errno = -e.errno;
+    e.message = `${e.syscall ?? 'system call'} ${e.path ? `'${e.path}' ` : ''}failed: ${name}`;
+  }
+  return e;
+}
+
+function required<K extends keyof Addon>(name: K): NonNullable<Addon[K]> {
+  const fn = addon()[name];
+  if (!fn) {
+    throw new ArbError('ARB_UNSUPPORTED', `this build of arb has no ${String(name)} on ${process.platform}`);
+  }
+  return fn as NonNullable<Addon[K]>;
+}
+
+// --- clone ----------------------------------------------------------------------------------
+
+export async function cloneTree(options: CloneTreeOptions): Promise<CloneResult> {
+  const fn = required('cloneTree');
+  const { onProgress, ...rest } = options;
+  try {
+    return await fn.call(addon(), rest, onProgress ? (files, bytes) => onProgress({ files, bytes }) : undefined);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+// --- landlock -------------------------------------------------------------------------------
+
+/** The Landlock ABI the kernel offers, or a negative errno (-ENOSYS, -EOPNOTSUPP). */
+export function landlockAbi(): number {
+  return required('landlockAbi')();
+}
+
+export function landlockExec(spec: LandlockSpec): never {
+  try {
+    return required('landlockExec')(spec);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+export function landlockSpawn(spec: LandlockSpec): number {
+  try {
+    return required('landlockSpawn')(spec);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+export async function waitPid(pid: number): Promise<WaitResult> {
+  try {
+    return await required('waitPid')(pid);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
