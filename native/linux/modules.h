@@ -1,9 +1,11 @@
 #pragma once
 #include <napi.h>
 
-// Each Linux module adds its functions to the addon's exports.
+// Each module adds its functions to the addon's exports.
 namespace arb {
-void RegisterCloneTree(Napi::Env env, Napi::Object exports);  // clone_tree.cc
-void RegisterLandlock(Napi::Env env, Napi::Object exports);   // landlock_exec.cc
-void RegisterProcess(Napi::Env env, Napi::Object exports);    // process.cc
+void RegisterCloneTree(Napi::Env env, Napi::Object exports);   // linux/clone_tree.cc
+void RegisterLandlock(Napi::Env env, Napi::Object exports);    // linux/landlock_exec.cc
+void RegisterProcess(Napi::Env env, Napi::Object exports);     // linux/process.cc
+void RegisterNamespaces(Napi::Env env, Napi::Object exports);  // linux/namespaces.cc
+void RegisterFdPassing(Napi::Env env, Napi::Object exports);   // posix/fd_passing.cc
 }  // namespace arb

@@ -7,5 +7,7 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterCloneTree(env, exports);
   RegisterLandlock(env, exports);
   RegisterProcess(env, exports);
+  RegisterNamespaces(env, exports);
+  RegisterFdPassing(env, exports);
 }
 }  // namespace arb

@@ -1,0 +1,205 @@
+// Git, run so that nothing outside arb can configure it. A directory arb forks or diffs may be a
+// fork a confined command changed, its .git/config, hooks and .gitattributes included, and git
+// runs programs named there (core.fsmonitor, core.hooksPath, diff.external, filter drivers,
+// core.pager…). So arb never runs git in such a repository: it runs git on a repository of its
+// own, made in the temporary directory, with no system or global configuration, no hooks, no
+// fsmonitor, and attributes neutralised, and removes it afterwards (on error too).
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { ArbError } from '../errors';
+
+export interface GitResult {
+  status: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface GitRunOptions {
+  /** The work tree git looks at (GIT_WORK_TREE); the private repository otherwise. */
+  workTree?: string;
+  /** Another index file than the private repository's own. */
+  indexFile?: string;
+  /** An object directory to read (GIT_OBJECT_DIRECTORY); git only reads objects from it. */
+  objectDirectory?: string;
+  input?: Buffer | string;
+  /** Statuses that are not failures (e.g. [0, 1] for diff). */
+  okStatuses?: number[];
+}
+
+// Each `-c` is also set in the repository's own config, but on the command line too so that
+// nothing (not even an include) can come before it.
+const SAFE_CONFIG: string[] = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'core.pager=cat',
+  'core.attributesFile=/dev/null',
+  'core.excludesFile=/dev/null',
+  'core.askPass=',
+  'core.sshCommand=false',
+  'core.symlinks=true',
+  'core.fileMode=true',
+  'core.ignoreCase=false',
+  'core.precomposeUnicode=false',
+  'core.quotePath=false',
+  'core.autocrlf=false',
+  'core.safecrlf=false',
+  'core.bigFileThreshold=512m',
+  'diff.external=',
+  'diff.noprefix=false',
+  'diff.mnemonicPrefix=false',
+  'diff.relative=false',
+  'diff.renames=true',
+  'diff.algorithm=myers',
+  'color.ui=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  'protocol.allow=never',
+  'safe.directory=*',
+  'index.sparse=false',
+  'feature.manyFiles=false',
+];
+
+// Every attribute that can change what git reads or prints, unset for every path. The private
+// repository's info/attributes comes before any .gitattributes in the work tree.
+const NEUTRAL_ATTRIBUTES = '* !text !eol !crlf !filter !diff !merge !ident !working-tree-encoding !export-ignore !export-subst !binary !whitespace\n';
+
+/** The environment git runs with: nothing of the caller's GIT_* variables, no config files. */
+function gitEnv(home: string, gitDir: string, options: GitRunOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('GIT_') && k !== 'PAGER' && k !== 'EDITOR' && k !== 'VISUAL') env[k] = v;
+  }
+  Object.assign(env, {
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_SYSTEM: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_PAGER: 'cat',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_DIR: gitDir,
+    GIT_CEILING_DIRECTORIES: '/',
+    LC_ALL: 'C',
+  });
+  if (options.workTree) env.GIT_WORK_TREE = options.workTree;
+  if (options.indexFile) env.GIT_INDEX_FILE = options.indexFile;
+  if (options.objectDirectory) env.GIT_OBJECT_DIRECTORY = options.objectDirectory;
+  return env;
+}
+
+export class PrivateRepo {
+  /** The temporary directory holding the repository (and a HOME for git). */
+  readonly root: string;
+  readonly gitDir: string;
+  private readonly home: string;
+
+  private constructor(root: string) {
+    this.root = root;
+    this.gitDir = path.join(root, 'repo.git');
+    this.home = path.join(root, 'home');
+  }
+
+  /** Makes the repository with `git init`, its config and attributes set as above. */
+  static async create(): Promise<PrivateRepo> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-git-'));
+    const repo = new PrivateRepo(root);
+    try {
+      fs.mkdirSync(repo.home, { mode: 0o700 });
+      await repo.git(['init', '--quiet', '--bare', '--template=', repo.gitDir], { okStatuses: [0] }, false);
+      fs.mkdirSync(path.join(repo.gitDir, 'info'), { recursive: true });
+      fs.writeFileSync(path.join(repo.gitDir, 'info', 'attributes'), NEUTRAL_ATTRIBUTES);
+      fs.writeFileSync(path.join(repo.gitDir, 'info', 'exclude'), '');
+      fs.rmSync(path.join(repo.gitDir, 'hooks'), { recursive: true, force: true });
+      await repo.git(['config', 'core.bare', 'false']);
+      return repo;
+    } catch (err) {
+      repo.dispose();
+      throw err;
+    }
+  }
+
+  /** Runs git with the safe configuration; rejects on a status not in okStatuses. */
+  git(args: string[], options: GitRunOptions = {}, withGitDir = true): Promise<GitResult> {
+    const env = gitEnv(this.home, this.gitDir, options);
+    if (!withGitDir) delete env.GIT_DIR;
+    const argv = [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args];
+    const ok = options.okStatuses ?? [0];
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', argv, {
+        cwd: options.workTree ?? this.root,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (b: Buffer) => out.push(b));
+      child.stderr.on('data', (b: Buffer) => err.push(b));
+      child.on('error', (e) => {
+        const code = (e as NodeJS.ErrnoException).code;
+        reject(
+          new ArbError('ARB_GIT', code === 'ENOENT' ? 'git is not installed' : `cannot run git: ${e.message}`, {
+            cause: e,
+            hint: code === 'ENOENT' ? 'install git (apt-get install git)' : undefined,
+          }),
+        );
+      });
+      child.on('close', (status, signal) => {
+        const stderr = Buffer.concat(err).toString();
+        const result: GitResult = { status: status ?? 128, stdout: Buffer.concat(out), stderr };
+        if (signal || !ok.includes(result.status)) {
+          reject(
+            new ArbError('ARB_GIT', `git ${args[0]} failed${signal ? ` (${signal})` : ` with status ${status}`}: ${stderr.trim().split('\n').slice(-3).join('; ')}`),
+          );
+        } else {
+          resolve(result);
+        }
+      });
+      child.stdin.on('error', () => {
+        /* git may exit before reading all of its input; its status says what happened */
+      });
+      child.stdin.end(options.input ?? '');
+    });
+  }
+
+  /** Removes the repository and its temporary directory. */
+  dispose(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+// Private repositories still present at exit (Ctrl-C, an uncaught error) are removed then.
+const live = new Set<PrivateRepo>();
+let hooked = false;
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', () => {
+    for (const repo of live) repo.dispose();
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      for (const repo of live) repo.dispose();
+      process.kill(process.pid, sig);
+    });
+  }
+}
+
+/** Runs fn with a fresh private repository, removed afterwards whatever happens. */
+export async function withPrivateRepo<T>(fn: (repo: PrivateRepo) => Promise<T>): Promise<T> {
+  hookExit();
+  const repo = await PrivateRepo.create();
+  live.add(repo);
+  try {
+    return await fn(repo);
+  } finally {
+    live.delete(repo);
+    repo.dispose();
+  }
+}
