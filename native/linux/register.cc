@@ -1,5 +1,6 @@
 #include "common/register.h"
 #include "linux/modules.h"
+#include "posix/posix.h"
 
 namespace arb {
 void RegisterPlatform(Napi::Env env, Napi::Object exports) {

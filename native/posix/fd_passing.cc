@@ -1,5 +1,5 @@
 // Placeholder: filled in by the work on the broker (issue 7).
-#include "linux/modules.h"
+#include "posix/posix.h"
 
 namespace arb {
 void RegisterFdPassing(Napi::Env env, Napi::Object exports) {}
