@@ -71,6 +71,10 @@ interface Addon {
   landlockSpawn?(spec: LandlockSpec): number;
   waitPid?(pid: number): Promise<WaitResult>;
   clonefile?(src: string, dst: string): void;
+  // fd passing (posix/fd_passing.cc), for the broker
+  unixConnect?(path: string): number;
+  sendFds?(fd: number, byte: number, fds: number[]): void;
+  recvFds?(fd: number, maxFds: number): ReceivedFds | null;
 }
 
 let cached: Addon | undefined;
@@ -163,6 +167,45 @@ export function landlockSpawn(spec: LandlockSpec): number {
 export async function waitPid(pid: number): Promise<WaitResult> {
   try {
     return await required('waitPid')(pid);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+// --- fd passing (the broker) ----------------------------------------------------------------
+
+/** One byte and the descriptors that came with it; byte -1 (and no descriptors) at end of stream. */
+export interface ReceivedFds {
+  byte: number;
+  fds: number[];
+}
+
+/** Connects a blocking, close-on-exec unix stream socket to `socketPath`; returns its descriptor. */
+export function unixConnect(socketPath: string): number {
+  try {
+    return required('unixConnect')(socketPath);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+/** Sends one byte with `fds` attached (SCM_RIGHTS); the caller's descriptors stay open. */
+export function sendFds(fd: number, byte: number, fds: number[]): void {
+  try {
+    required('sendFds')(fd, byte, fds);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+/**
+ * Reads one byte and the descriptors attached to it, without blocking: null if nothing has
+ * arrived yet. Received descriptors are close-on-exec and the caller's to close. More than
+ * `maxFds` descriptors fail with EMSGSIZE (and none are kept).
+ */
+export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
+  try {
+    return required('recvFds')(fd, maxFds);
   } catch (err) {
     throw toSystemError(err);
   }
