@@ -7,16 +7,25 @@ import { ArbError } from './errors';
 
 /** What cloneTree was asked to do: one pass over `source` making `base`, then `fork` from it. */
 export interface CloneTreeOptions {
+  /** An existing directory; links are followed to reach it, never below it. */
   source: string;
-  /** Made from the source; then `fork` is cloned from each new file in it. */
+  /** An existing empty directory, made from the source; then `fork` is cloned from each new file in it. */
   base: string;
-  /** Optional: a second copy cloned from the base. */
+  /** Optional: an existing empty directory, a second copy cloned from the base. */
   fork?: string;
-  /** Paths relative to source (no leading './') left out, with everything under them. */
-  skip: string[];
+  /**
+   * Paths relative to source (no leading './'; a trailing '/' is allowed) left out, with
+   * everything under them. Buffers carry names that are not UTF-8, as git -z prints them.
+   */
+  skip: (string | Buffer)[];
   /** Threads to use; defaults to the number of cores, at most 8. */
   threads?: number;
-  /** Called now and then from the main thread with running totals. */
+  /**
+   * Set element 0 to non-zero (Atomics.store) to stop the clone part way: it then fails with
+   * ECANCELED. Must be backed by a SharedArrayBuffer, which the threads read.
+   */
+  cancel?: Int32Array;
+  /** Called now and then (at most four times a second) from the main thread with running totals. */
   onProgress?: (progress: CloneProgress) => void;
 }
 
@@ -26,17 +35,20 @@ export interface CloneProgress {
 }
 
 export interface CloneResult {
+  /** Regular files made (in the base; the fork has the same). */
   files: number;
+  /** Directories made below the root. */
   directories: number;
   symlinks: number;
   fifos: number;
+  /** Bytes in the source's regular files (one copy's worth). */
   bytes: number;
-  /** Files whose blocks were shared (FICLONE / clonefile). */
+  /** Files with content whose blocks were shared (FICLONE / clonefile), in base and fork. */
   reflinked: number;
-  /** Files copied in full (copy_file_range, read/write). */
+  /** Files with content copied in full (copy_file_range, read/write), in base or fork. */
   copied: number;
-  /** Sockets and devices, which are not cloned: relative path and kind. */
-  leftOut: { path: string; kind: 'socket' | 'device' }[];
+  /** Sockets and devices, which are not cloned: relative path (and its bytes) and kind. */
+  leftOut: { path: string; pathBytes?: Buffer; kind: 'socket' | 'device' }[];
 }
 
 /** The Landlock ruleset and the command to become (or spawn). */
@@ -134,8 +146,17 @@ function required<K extends keyof Addon>(name: K): NonNullable<Addon[K]> {
 export async function cloneTree(options: CloneTreeOptions): Promise<CloneResult> {
   const fn = required('cloneTree');
   const { onProgress, ...rest } = options;
+  const report = onProgress
+    ? (files: number, bytes: number) => {
+        try {
+          onProgress({ files, bytes });
+        } catch {
+          /* a progress display that fails must not fail the clone */
+        }
+      }
+    : undefined;
   try {
-    return await fn.call(addon(), rest, onProgress ? (files, bytes) => onProgress({ files, bytes }) : undefined);
+    return await fn.call(addon(), rest, report);
   } catch (err) {
     throw toSystemError(err);
   }
