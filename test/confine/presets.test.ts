@@ -1,0 +1,102 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { choosePreset, ensurePresetDirs, expandPresetPath, getPreset, presetForCommand, presetNames, presetNote } from '../../src/confine/presets';
+import { ArbError } from '../../src/errors';
+
+const HOME = '/home/u';
+
+describe('presets', () => {
+  it('knows claude, codex and opencode', () => {
+    expect(presetNames()).toEqual(['claude', 'codex', 'opencode']);
+  });
+
+  it('claude: command claude, ~/.claude writable, keeps ANTHROPIC_API_KEY', () => {
+    expect(choosePreset('claude', undefined, HOME, {})).toEqual({
+      name: 'claude',
+      command: 'claude',
+      readable: [],
+      writable: ['/home/u/.claude'],
+      keepEnv: ['ANTHROPIC_API_KEY'],
+      chosen: 'explicit',
+    });
+    expect(choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/claude' })?.writable).toEqual(['/data/claude']);
+  });
+
+  it('codex: ~/.codex writable (or $CODEX_HOME), keeps OPENAI_API_KEY', () => {
+    const p = choosePreset('codex', undefined, HOME, {});
+    expect(p).toMatchObject({ command: 'codex', writable: ['/home/u/.codex'], keepEnv: ['OPENAI_API_KEY'] });
+    expect(choosePreset('codex', undefined, HOME, { CODEX_HOME: '/c' })?.writable).toEqual(['/c']);
+  });
+
+  it('opencode: config read-only, cache, data and state writable, under the XDG directories', () => {
+    expect(choosePreset('opencode', undefined, HOME, {})).toMatchObject({
+      command: 'opencode',
+      readable: ['/home/u/.config/opencode'],
+      writable: ['/home/u/.cache/opencode', '/home/u/.local/share/opencode', '/home/u/.local/state/opencode'],
+      keepEnv: [],
+    });
+    const xdg = { XDG_CONFIG_HOME: '/x/config', XDG_CACHE_HOME: '/x/cache', XDG_DATA_HOME: '/x/data', XDG_STATE_HOME: '/x/state' };
+    expect(choosePreset('opencode', undefined, HOME, xdg)).toMatchObject({
+      readable: ['/x/config/opencode'],
+      writable: ['/x/cache/opencode', '/x/data/opencode', '/x/state/opencode'],
+    });
+    // A relative XDG value is ignored, as the XDG Base Directory spec says.
+    expect(choosePreset('opencode', undefined, HOME, { XDG_CACHE_HOME: 'cache' })?.writable[0]).toBe('/home/u/.cache/opencode');
+  });
+
+  it("is applied by CMD's name when none is given, and not otherwise", () => {
+    expect(choosePreset(undefined, 'claude', HOME, {})).toMatchObject({ name: 'claude', chosen: 'by-command' });
+    expect(choosePreset(undefined, '/usr/local/bin/codex', HOME, {})).toMatchObject({ name: 'codex' });
+    expect(choosePreset(undefined, 'python3', HOME, {})).toBeUndefined();
+    expect(choosePreset(undefined, 'claude-other', HOME, {})).toBeUndefined();
+    expect(choosePreset(undefined, undefined, HOME, {})).toBeUndefined();
+    // An explicit preset wins over the command's name; `none` turns the choice off.
+    expect(choosePreset('codex', 'claude', HOME, {})).toMatchObject({ name: 'codex', chosen: 'explicit' });
+    expect(choosePreset('none', 'claude', HOME, {})).toBeUndefined();
+    expect(presetForCommand('./opencode')?.name).toBe('opencode');
+  });
+
+  it('refuses an unknown preset with a usage error listing the known ones', () => {
+    let err: unknown;
+    try {
+      getPreset('gemini');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ArbError);
+    expect(err).toMatchObject({ code: 'ARB_USAGE', exitCode: 2 });
+    expect((err as Error).message).toBe("--preset: unknown preset 'gemini': the known presets are claude, codex, opencode (or none, for no preset)");
+  });
+
+  it('says what it applies, and how to turn an automatic choice off', () => {
+    expect(presetNote(choosePreset(undefined, 'claude', HOME, {})!, HOME)).toBe(
+      'using the claude preset (~/.claude writable, keeps ANTHROPIC_API_KEY; --preset none to not)',
+    );
+    expect(presetNote(choosePreset('opencode', undefined, HOME, {})!, HOME)).toBe(
+      'using the opencode preset (~/.cache/opencode writable, ~/.local/share/opencode writable, ~/.local/state/opencode writable, ~/.config/opencode readable)',
+    );
+  });
+
+  it('expandPresetPath takes the first alternative that applies', () => {
+    expect(expandPresetPath('$A/x|$B/y|~/z', HOME, { B: '/b' })).toBe('/b/y');
+    expect(expandPresetPath('$A/x|~', HOME, {})).toBe(HOME);
+  });
+
+  it('ensurePresetDirs makes missing writable directories in the home, private', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-preset-'));
+    try {
+      const p = choosePreset('opencode', undefined, home, { XDG_DATA_HOME: '/nonexistent-outside-home' })!;
+      ensurePresetDirs(p, home);
+      expect(fs.statSync(path.join(home, '.cache/opencode')).mode & 0o777).toBe(0o700);
+      expect(fs.existsSync(path.join(home, '.local/state/opencode'))).toBe(true);
+      // Outside the home nothing is made.
+      expect(fs.existsSync('/nonexistent-outside-home')).toBe(false);
+      // The read-only config is not made either.
+      expect(fs.existsSync(path.join(home, '.config/opencode'))).toBe(false);
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
