@@ -1,13 +1,105 @@
-// Placeholder: filled in by the work on this command.
+// arb fork (fsfork): options -> one call to fork(), then a shell in the fork on a terminal, or
+// the fork's path alone on stdout.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import type { Argv } from 'yargs';
 
 import type { Context } from '../cli';
-import { ArbError } from '../errors';
+import { ArbError, usageError } from '../errors';
+import { fork } from '../fork/fork';
+import { validateForkName } from '../fork/names';
 
 export function builder(y: Argv): Argv {
-  return y;
+  return (
+    y
+      .positional('DIR', { type: 'string', describe: 'the directory to fork (default: the working directory)' })
+      .positional('DEST', { type: 'string', describe: 'where the fork goes (default: DIR.N beside DIR); its base is .DEST.base beside it' })
+      .option('name', {
+        alias: 'n',
+        type: 'string',
+        requiresArg: true,
+        describe: 'name the fork DIR.NAME instead of DIR.N',
+      })
+      .option('print', {
+        type: 'boolean',
+        describe: "print the fork's path, even on a terminal, instead of starting a shell there",
+      })
+      // --no-ignore sets `ignore` to false; `ignore` itself is only there for yargs' strict mode.
+      .option('ignore', { type: 'boolean', hidden: true })
+      .option('no-ignore', { type: 'boolean', describe: 'fork what .gitignore files ignore too (node_modules, build output…)' })
+      // -l/--list and --prune: see the issue on listing and pruning forks.
+      .example('cd "$(arb fork)"', 'fork the working directory and go there')
+      .example('arb fork -n try ~/src/turso', 'make ~/src/turso.try (and ~/src/.turso.try.base)')
+  );
 }
 
-export async function run(_args: Record<string, unknown>, _ctx: Context): Promise<number> {
-  throw new ArbError('ARB_INTERNAL', 'not built yet');
+/** The exit status of a shell that ended, as shells report it. */
+function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const n = signal ? constants.signals[signal] : undefined;
+  return n !== undefined ? 128 + n : 1;
+}
+
+/** Starts $SHELL (else /bin/sh) in the fork, and resolves with its exit status. */
+function runShell(dir: string, ctx: Context): Promise<number> {
+  const shell = process.env.SHELL || '/bin/sh';
+  process.stderr.write(`${ctx.program}: starting ${shell} in ${dir}; exit it to come back\n`);
+  // The terminal's Ctrl-C and Ctrl-\ are for the shell and what runs in it, not for arb.
+  const ignore = () => undefined;
+  process.on('SIGINT', ignore);
+  process.on('SIGQUIT', ignore);
+  return new Promise((resolve, reject) => {
+    const child = spawn(shell, [], { cwd: dir, stdio: 'inherit' });
+    child.on('error', (err) => {
+      process.off('SIGINT', ignore);
+      process.off('SIGQUIT', ignore);
+      reject(new ArbError('ARB_IO', `cannot start the shell '${shell}' in '${dir}': ${(err as Error).message}`, { hint: 'set SHELL to a shell that exists, or use --print', cause: err }));
+    });
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', ignore);
+      process.off('SIGQUIT', ignore);
+      resolve(statusOf(code, signal));
+    });
+  });
+}
+
+export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
+  // -l/--list and --prune are handled here, before forking (their own issue).
+
+  const name = args.name as string | undefined;
+  if (name !== undefined) {
+    try {
+      validateForkName(name);
+    } catch (err) {
+      if (err instanceof ArbError) throw usageError(`-n: ${err.message}${err.hint ? `: ${err.hint}` : ''}`);
+      throw err;
+    }
+  }
+  const dest = args.DEST as string | undefined;
+  if (dest !== undefined && name !== undefined) throw usageError('give either -n NAME or DEST, not both');
+
+  // Ctrl-C while cloning stops it and removes what was made.
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.on(s, stop);
+  let result;
+  try {
+    result = await fork({
+      dir: args.DIR as string | undefined,
+      dest,
+      name,
+      noIgnore: args.ignore === false,
+      warn: (message) => process.stderr.write(`${ctx.program}: ${message}\n`),
+      progress: true,
+      signal: abort.signal,
+    });
+  } finally {
+    for (const s of signals) process.off(s, stop);
+  }
+
+  const onTerminal = Boolean(process.stdin.isTTY && process.stdout.isTTY) && !args.print;
+  if (onTerminal) return runShell(result.fork, ctx);
+  process.stdout.write(`${result.fork}\n`);
+  return 0;
 }
