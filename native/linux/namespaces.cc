@@ -1,13 +1,562 @@
-// Placeholder: filled in by the work on confine's hardening (issue 6).
+// The namespace layer: the command gets its own user, mount, IPC, PID (and, with --no-network,
+// network) namespaces, where the file system outside the writable paths is read-only, /run and
+// the like are masked, /tmp is private, and /proc shows only the command's own processes.
+// TypeScript (src/confine/hardening.ts) decides every path and the order of the mount steps;
+// this file carries them out in the child of landlockSpawn, and reports the errno of what failed.
+//
+// Everything here runs after fork() in the child of a multi-threaded process: it formats into
+// stack buffers and allocates nothing but what ErrnoFailure carries out on failure.
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/errno_error.h"
+#include "common/unique_fd.h"
 #include "linux/layers.h"
 #include "linux/modules.h"
 
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
 namespace arb {
-bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
-  if (!plan.enabled) return true;
-  failure->err = ENOSYS;
-  failure->syscall = "unshare";
+namespace {
+
+bool Fail(ErrnoFailure* f, int err, const char* syscall, const std::string& path = std::string()) {
+  f->err = err;
+  f->syscall = syscall;
+  f->path = path;
   return false;
 }
-void RegisterNamespaces(Napi::Env env, Napi::Object exports) {}
+
+// --- small helpers that are safe after fork ----------------------------------------------------
+
+// Writes "N N 1\n" (an id mapped to itself) into buf; returns its length.
+size_t FormatIdMap(char* buf, size_t size, unsigned long id) {
+  char digits[24];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + id % 10);
+    id /= 10;
+  } while (id != 0 && n < sizeof digits);
+  size_t len = 0;
+  for (int copy = 0; copy < 2; copy++) {
+    for (size_t i = n; i > 0 && len < size; i--) buf[len++] = digits[i - 1];
+    if (len < size) buf[len++] = ' ';
+  }
+  if (len + 2 < size) {
+    buf[len++] = '1';
+    buf[len++] = '\n';
+  }
+  return len;
+}
+
+bool WriteProcFile(const char* path, const char* data, size_t len, ErrnoFailure* f) {
+  UniqueFd fd(open(path, O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return Fail(f, errno, "open", path);
+  ssize_t n;
+  do {
+    n = write(fd.get(), data, len);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(len)) return Fail(f, n < 0 ? errno : EIO, "write", path);
+  return true;
+}
+
+// mkdir -p of the directories above `path` (and of `path` itself when `dir`; otherwise an empty
+// file there), for a mount point or a link inside a tmpfs this plan mounted. `len` bytes of
+// `path` count. Existing entries are fine.
+bool MakeMountPoint(const char* path, size_t len, bool dir, ErrnoFailure* f) {
+  char buf[PATH_MAX];
+  if (len >= sizeof buf || len == 0 || path[0] != '/') return Fail(f, ENAMETOOLONG, "mkdir", path);
+  memcpy(buf, path, len);
+  buf[len] = '\0';
+  for (size_t i = 1; i < len; i++) {
+    if (buf[i] != '/') continue;
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return Fail(f, errno, "mkdir", buf);
+    buf[i] = '/';
+  }
+  if (dir) {
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return Fail(f, errno, "mkdir", buf);
+    return true;
+  }
+  int fd = open(buf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno != EEXIST) return Fail(f, errno, "open", buf);
+  if (fd >= 0) close(fd);
+  return true;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int OpenTree(int dfd, const char* path, unsigned int flags) {
+  return static_cast<int>(syscall(SYS_open_tree, dfd, path, flags));
+}
+
+int MoveMount(int fromDfd, const char* fromPath, int toDfd, const char* toPath, unsigned int flags) {
+  return static_cast<int>(syscall(SYS_move_mount, fromDfd, fromPath, toDfd, toPath, flags));
+}
+
+int SetReadOnly(int dfd, const char* path, unsigned int flags) {
+  struct mount_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.attr_set = MOUNT_ATTR_RDONLY;
+  return static_cast<int>(syscall(SYS_mount_setattr, dfd, path, flags, &attr, sizeof attr));
+}
+
+// --- the mount plan ------------------------------------------------------------------------
+
+// Runs in the new mount namespace:
+//   mount(/, MS_REC|MS_PRIVATE)             nothing done here reaches the host, nor the reverse
+//   open_tree(OPEN_TREE_CLONE|AT_RECURSIVE) a detached copy of each path to bind back, taken
+//                                           before anything is mounted over its parents and
+//                                           while it is still writable
+//   mount_setattr(/, AT_RECURSIVE, RDONLY)  every mount read-only: chmod, chown, utimes and
+//                                           setxattr outside now fail with EROFS
+//   in order: mount(tmpfs) for masks and private tmpfs; mkdir + move_mount for binds (the copy
+//   of a readable path made read-only first); symlink for links
+//   mount_setattr(mask, RDONLY)             each mask read-only once its binds are in place
+// Mounts copied from the host into a namespace owned by a new user namespace are locked
+// together, so the command cannot unmount a mask to see what is under it, nor make a read-only
+// mount writable again (MNT_LOCK_READONLY) in a namespace of its own.
+bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
+  if (plan.ops.size() > kMaxMountOps) return Fail(f, E2BIG, "mount");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return Fail(f, errno, "mount", "/");
+
+  int trees[kMaxMountOps];
+  for (size_t i = 0; i < plan.ops.size(); i++) trees[i] = -1;
+  // The copies close when this returns (they are attached by then, or we failed).
+  struct Closer {
+    int* fds;
+    size_t n;
+    ~Closer() {
+      for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    }
+  } closer{trees, plan.ops.size()};
+
+  for (size_t i = 0; i < plan.ops.size(); i++) {
+    const MountOp& op = plan.ops[i];
+    if (op.kind != MountOp::kBindReadWrite && op.kind != MountOp::kBindReadOnly) continue;
+    trees[i] = OpenTree(AT_FDCWD, op.path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    if (trees[i] < 0) {
+      // A path that vanished since TypeScript looked is not bound: its absence only takes
+      // access away.
+      if (errno == ENOENT) continue;
+      return Fail(f, errno, "open_tree", op.path);
+    }
+    if (op.kind == MountOp::kBindReadOnly && SetReadOnly(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE) != 0) {
+      return Fail(f, errno, "mount_setattr", op.path);
+    }
+  }
+
+  if (plan.readOnlyRoot && SetReadOnly(AT_FDCWD, "/", AT_RECURSIVE) != 0) return Fail(f, errno, "mount_setattr", "/");
+
+  for (size_t i = 0; i < plan.ops.size(); i++) {
+    const MountOp& op = plan.ops[i];
+    switch (op.kind) {
+      case MountOp::kMask:
+      case MountOp::kTmpfs: {
+        if (!Exists(op.path) && !MakeMountPoint(op.path.c_str(), op.path.size(), true, f)) return false;
+        const char* options = op.kind == MountOp::kMask ? "mode=0755" : "mode=1777";
+        if (mount("tmpfs", op.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) {
+          return Fail(f, errno, "mount", op.path);
+        }
+        break;
+      }
+      case MountOp::kBindReadWrite:
+      case MountOp::kBindReadOnly: {
+        if (trees[i] < 0) break;
+        if (!Exists(op.path)) {
+          struct stat st;
+          if (fstat(trees[i], &st) != 0) return Fail(f, errno, "fstat", op.path);
+          if (!MakeMountPoint(op.path.c_str(), op.path.size(), S_ISDIR(st.st_mode), f)) return false;
+        }
+        if (MoveMount(trees[i], "", AT_FDCWD, op.path.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+          return Fail(f, errno, "move_mount", op.path);
+        }
+        break;
+      }
+      case MountOp::kSymlink: {
+        size_t slash = op.path.rfind('/');
+        if (slash != 0 && slash != std::string::npos && !MakeMountPoint(op.path.c_str(), slash, true, f)) return false;
+        if (symlink(op.target.c_str(), op.path.c_str()) != 0 && errno != EEXIST) {
+          return Fail(f, errno, "symlink", op.path);
+        }
+        break;
+      }
+    }
+  }
+
+  for (const MountOp& op : plan.ops) {
+    if (op.kind == MountOp::kMask && SetReadOnly(AT_FDCWD, op.path.c_str(), 0) != 0) {
+      return Fail(f, errno, "mount_setattr", op.path);
+    }
+  }
+  return true;
+}
+
+// socket(AF_INET) + ioctl(SIOCGIFFLAGS/SIOCSIFFLAGS): a new network namespace has only a
+// loopback interface, and it starts down.
+bool LoopbackUp(ErrnoFailure* f) {
+  UniqueFd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!sock.valid()) return Fail(f, errno, "socket");
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  memcpy(ifr.ifr_name, "lo", 3);
+  if (ioctl(sock.get(), SIOCGIFFLAGS, &ifr) != 0) return Fail(f, errno, "ioctl", "lo");
+  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+  if (ioctl(sock.get(), SIOCSIFFLAGS, &ifr) != 0) return Fail(f, errno, "ioctl", "lo");
+  return true;
+}
+
+// --- the PID namespace's two waiting processes ---------------------------------------------
+
+// Where a signal sent to the reaper or init goes (the process below it). 0 until it exists.
+volatile sig_atomic_t gForwardTo = 0;
+
+// Signals a person or a program sends to confine, passed down to the command. Signals the
+// terminal sends (Ctrl-C, Ctrl-\, a resize, a hangup) reach the foreground process group
+// directly, the command included, and come with si_code SI_KERNEL: passing those down as well
+// would deliver each twice, and a second Ctrl-C quits some programs.
+const int kForwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+void ForwardSignal(int sig, siginfo_t* info, void*) {
+  int saved = errno;
+  pid_t to = gForwardTo;
+  if (to > 0 && info != nullptr && info->si_code <= 0) kill(to, sig);
+  errno = saved;
+}
+
+void InstallForwarding() {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = ForwardSignal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+}
+
+void DefaultForwarded() {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+}
+
+void BlockAll(sigset_t* old) {
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, old);
+}
+
+// What init leaves for the reaper: the command's wait status, which init cannot reproduce (init
+// ignores the signals that killed the command).
+struct SharedStatus {
+  volatile int set;
+  volatile int status;
+};
+
+// Ends this process as `status` says: the same exit code, or the same signal (without a core
+// dump: the command dumped its own).
+[[noreturn]] void ExitAs(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+  }
+  _exit(127);
+}
+
+void CloseAbove2() {
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+  }
+}
+
+// The reaper, outside the namespace: waits for init and exits as the command did.
+[[noreturn]] void Reap(pid_t init, SharedStatus* shared, const sigset_t* mask) {
+  CloseAbove2();
+  gForwardTo = init;
+  InstallForwarding();
+  sigprocmask(SIG_SETMASK, mask, nullptr);
+  int status = 0;
+  while (waitpid(init, &status, 0) < 0) {
+    if (errno != EINTR) _exit(127);
+  }
+  if (shared->set) ExitAs(shared->status);
+  ExitAs(status);
+}
+
+// Init, PID 1 of the namespace: reaps every orphan, and when the command ends, records its
+// status and exits, which kills whatever the command left running in the namespace.
+[[noreturn]] void Init(pid_t command, SharedStatus* shared, const sigset_t* mask) {
+  CloseAbove2();
+  gForwardTo = command;
+  InstallForwarding();
+  sigprocmask(SIG_SETMASK, mask, nullptr);
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      _exit(127);
+    }
+    if (pid == command) {
+      shared->status = status;
+      shared->set = 1;
+      if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+      _exit(128 + WTERMSIG(status));
+    }
+  }
+}
+
+// --- parsing (before fork) -----------------------------------------------------------------
+
+bool BoolField(Napi::Object o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return false;
+  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+uint32_t IdField(Napi::Object o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (d < 0 || d > 4294967294.0 || d != static_cast<double>(static_cast<uint32_t>(d))) {
+    throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " is not an id");
+  }
+  return static_cast<uint32_t>(d);
+}
+
+std::string PathField(Napi::Object o, const char* key, bool absolute) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsString()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.mounts[].") + key + " must be a string");
+  std::string s = v.As<Napi::String>().Utf8Value();
+  if (s.empty() || s.find('\0') != std::string::npos || s.size() >= PATH_MAX || (absolute && s[0] != '/')) {
+    throw Napi::TypeError::New(o.Env(), std::string("namespaces.mounts[].") + key + " is not a usable path: " + s);
+  }
+  return s;
+}
+
+MountOp::Kind KindOf(Napi::Env env, const std::string& kind) {
+  if (kind == "bind-rw") return MountOp::kBindReadWrite;
+  if (kind == "bind-ro") return MountOp::kBindReadOnly;
+  if (kind == "mask") return MountOp::kMask;
+  if (kind == "tmpfs") return MountOp::kTmpfs;
+  if (kind == "symlink") return MountOp::kSymlink;
+  throw Napi::TypeError::New(env, "namespaces.mounts[].kind is unknown: " + kind);
+}
+
+// --- the probe -----------------------------------------------------------------------------
+
+struct WireFailure {
+  int32_t err;
+  char syscall[32];
+  char path[256];
+};
+
+// namespacesProbe(plan) -> {ok, errno?, syscall?, path?}
+// pipe2 -> fork -> child: EnterNamespaces(plan), then _exit(0) in the command's place, or the
+// failure over the pipe. Tells whether this machine lets an unprivileged process make the
+// namespaces confine would make, with the very steps confine takes, without running anything.
+Napi::Value NamespacesProbe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsObject()) throw Napi::TypeError::New(env, "namespacesProbe(plan) needs a plan");
+  NamespacePlan plan;
+  ParseNamespacePlan(info[0].As<Napi::Object>(), &plan);
+  ErrnoFailure failure;
+
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) throw ErrnoError(env, errno, "pipe2");
+  UniqueFd readEnd(p[0]);
+  UniqueFd writeEnd(p[1]);
+
+  sigset_t old;
+  BlockAll(&old);
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+      if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (EnterNamespaces(plan, &failure)) _exit(0);
+    WireFailure w;
+    memset(&w, 0, sizeof w);
+    w.err = failure.err;
+    strncpy(w.syscall, failure.syscall.c_str(), sizeof w.syscall - 1);
+    strncpy(w.path, failure.path.c_str(), sizeof w.path - 1);
+    ssize_t ignored = write(writeEnd.get(), &w, sizeof w);
+    (void)ignored;
+    _exit(1);
+  }
+  int forkErr = errno;
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) throw ErrnoError(env, forkErr, "fork");
+  writeEnd.reset();
+
+  WireFailure w;
+  memset(&w, 0, sizeof w);
+  size_t got = 0;
+  while (got < sizeof w) {
+    ssize_t n = read(readEnd.get(), reinterpret_cast<char*>(&w) + got, sizeof w - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  Napi::Object result = Napi::Object::New(env);
+  bool ok = got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  result.Set("ok", Napi::Boolean::New(env, ok));
+  if (!ok) {
+    w.syscall[sizeof w.syscall - 1] = '\0';
+    w.path[sizeof w.path - 1] = '\0';
+    bool complete = got == sizeof w;
+    result.Set("errno", Napi::Number::New(env, complete ? w.err : EIO));
+    result.Set("syscall", Napi::String::New(env, complete ? w.syscall : "waitpid"));
+    if (complete && w.path[0] != '\0') result.Set("path", Napi::String::New(env, w.path));
+  }
+  return result;
+}
+
+Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), SeccompFilterAvailable());
+}
+
+}  // namespace
+
+void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan) {
+  Napi::Env env = spec.Env();
+  plan->enabled = true;
+  plan->pid = BoolField(spec, "pid");
+  plan->net = BoolField(spec, "net");
+  plan->uid = static_cast<uid_t>(IdField(spec, "uid"));
+  plan->gid = static_cast<gid_t>(IdField(spec, "gid"));
+  Napi::Value ro = spec.Get("readOnlyRoot");
+  plan->mounts.readOnlyRoot = ro.IsUndefined() ? true : ro.ToBoolean().Value();
+  plan->mounts.ops.clear();
+  Napi::Value mounts = spec.Get("mounts");
+  if (mounts.IsUndefined()) return;
+  if (!mounts.IsArray()) throw Napi::TypeError::New(env, "namespaces.mounts must be an array");
+  Napi::Array a = mounts.As<Napi::Array>();
+  if (a.Length() > kMaxMountOps) throw Napi::TypeError::New(env, "namespaces.mounts has too many steps");
+  for (uint32_t i = 0; i < a.Length(); i++) {
+    Napi::Value item = a.Get(i);
+    if (!item.IsObject()) throw Napi::TypeError::New(env, "namespaces.mounts[] must be objects");
+    Napi::Object o = item.As<Napi::Object>();
+    Napi::Value kind = o.Get("kind");
+    if (!kind.IsString()) throw Napi::TypeError::New(env, "namespaces.mounts[].kind must be a string");
+    MountOp op;
+    op.kind = KindOf(env, kind.As<Napi::String>().Utf8Value());
+    op.path = PathField(o, "path", true);
+    if (op.kind == MountOp::kSymlink) op.target = PathField(o, "target", false);
+    plan->mounts.ops.push_back(std::move(op));
+  }
+}
+
+// unshare -> setgroups "deny", uid_map, gid_map (the user mapped to itself, so files keep
+// their owners) -> the mount plan -> loopback up -> [fork: reaper | fork: init | command].
+bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
+  if (!plan.enabled) return true;
+  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC;
+  if (plan.pid) flags |= CLONE_NEWPID;
+  if (plan.net) flags |= CLONE_NEWNET;
+  if (unshare(flags) != 0) return Fail(failure, errno, "unshare");
+
+  char map[64];
+  if (!WriteProcFile("/proc/self/setgroups", "deny", 4, failure)) return false;
+  size_t len = FormatIdMap(map, sizeof map, plan.uid);
+  if (!WriteProcFile("/proc/self/uid_map", map, len, failure)) return false;
+  len = FormatIdMap(map, sizeof map, plan.gid);
+  if (!WriteProcFile("/proc/self/gid_map", map, len, failure)) return false;
+
+  if (!ApplyMounts(plan.mounts, failure)) return false;
+  if (plan.net && !LoopbackUp(failure)) return false;
+  if (!plan.pid) return true;
+
+  void* page = mmap(nullptr, sizeof(SharedStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return Fail(failure, errno, "mmap");
+  SharedStatus* shared = static_cast<SharedStatus*>(page);
+  shared->set = 0;
+
+  // Signals stay blocked across each fork, so that none reaches a handler meant for the other
+  // side; each process then installs its own and restores the mask.
+  sigset_t mask;
+  BlockAll(&mask);
+  pid_t init = fork();
+  if (init < 0) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, err, "fork");
+  }
+  if (init > 0) Reap(init, shared, &mask);
+
+  // Init. If the reaper is killed, init goes, and with it the whole namespace.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, errno, "prctl");
+  }
+  // A /proc of this PID namespace, mounted by a process in it: the command sees its own
+  // processes only. nosuid/nodev/noexec: at least as strict as a host /proc usually is, which a
+  // user namespace must keep.
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, errno, "mount", "/proc");
+  }
+  pid_t command = fork();
+  if (command < 0) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, err, "fork");
+  }
+  if (command > 0) Init(command, shared, &mask);
+
+  // The command.
+  munmap(page, sizeof(SharedStatus));
+  DefaultForwarded();
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  return true;
+}
+
+void RegisterNamespaces(Napi::Env env, Napi::Object exports) {
+  exports.Set("namespacesProbe", Napi::Function::New(env, NamespacesProbe, "namespacesProbe"));
+  exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable, "seccompAvailable"));
+}
+
 }  // namespace arb
