@@ -178,27 +178,40 @@ export async function ignoredPathBuffers(dir: string): Promise<Buffer[]> {
   const resolved = fs.realpathSync(dir);
   const location = findRepository(resolved);
   return withPrivateRepo(async (repo) => {
-    const listArgs = ['ls-files', '-z', '--others', '--ignored', '--directory', '--exclude-per-directory=.gitignore'];
-    const nowhere = path.join(repo.gitDir, 'no-index');
-    if (location && location.root !== resolved) {
-      // A subdirectory: it goes by the .gitignore files above it too, unless it is ignored
-      // itself (then, as a directory of its own, by its own only).
-      const indexFile = copyIndex(repo, location) ?? nowhere;
-      const objectDirectory = objectDirectoryOf(location);
-      const common = { workTree: location.root, indexFile, objectDirectory };
-      const check = await repo.git(['-C', resolved, 'check-ignore', '-q', '.'], { ...common, okStatuses: [0, 1] });
-      if (check.status === 1) {
-        return listed(await repo.git(['-C', resolved, ...listArgs], common));
+    try {
+      return await listIgnored(repo, resolved, location);
+    } catch (err) {
+      // Git names the index copy; the user knows the repository's own.
+      if (err instanceof ArbError && location) {
+        const own = path.join(location.gitDir, 'index');
+        throw new ArbError(err.code, err.message.split(path.join(repo.gitDir, 'index')).join(own), { cause: err, hint: err.hint });
       }
-      return listed(await repo.git(listArgs, { workTree: resolved, indexFile: nowhere }));
+      throw err;
     }
-    if (location) {
-      const indexFile = copyIndex(repo, location) ?? nowhere;
-      return listed(await repo.git(listArgs, { workTree: resolved, indexFile, objectDirectory: objectDirectoryOf(location) }));
-    }
-    // Not in a repository: its own .gitignore files, nothing tracked.
-    return listed(await repo.git(listArgs, { workTree: resolved, indexFile: nowhere }));
   });
+}
+
+async function listIgnored(repo: PrivateRepo, resolved: string, location: RepoLocation | undefined): Promise<Buffer[]> {
+  const listArgs = ['ls-files', '-z', '--others', '--ignored', '--directory', '--exclude-per-directory=.gitignore'];
+  const nowhere = path.join(repo.gitDir, 'no-index');
+  if (location && location.root !== resolved) {
+    // A subdirectory: it goes by the .gitignore files above it too, unless it is ignored
+    // itself (then, as a directory of its own, by its own only).
+    const indexFile = copyIndex(repo, location) ?? nowhere;
+    const objectDirectory = objectDirectoryOf(location);
+    const common = { workTree: location.root, indexFile, objectDirectory };
+    const check = await repo.git(['-C', resolved, 'check-ignore', '-q', '.'], { ...common, okStatuses: [0, 1] });
+    if (check.status === 1) {
+      return listed(await repo.git(['-C', resolved, ...listArgs], common));
+    }
+    return listed(await repo.git(listArgs, { workTree: resolved, indexFile: nowhere }));
+  }
+  if (location) {
+    const indexFile = copyIndex(repo, location) ?? nowhere;
+    return listed(await repo.git(listArgs, { workTree: resolved, indexFile, objectDirectory: objectDirectoryOf(location) }));
+  }
+  // Not in a repository: its own .gitignore files, nothing tracked.
+  return listed(await repo.git(listArgs, { workTree: resolved, indexFile: nowhere }));
 }
 
 /** The repository's objects, which git reads (never writes) to expand a sparse index. */
