@@ -56,16 +56,59 @@ export interface LandlockSpec {
   abi: number;
   /** Rights bitmask handled (so denied unless granted), from src/confine/landlock.ts. */
   handledAccessFs: bigint;
+  /** Network rights handled (ABI 4: bind/connect TCP); 0n leaves the network open. */
   handledAccessNet: bigint;
+  /** Scopes (ABI 6: abstract unix sockets, signals); 0n for none. */
   scoped: bigint;
-  /** Each rule: a path (opened O_PATH) and the rights granted beneath it. */
+  /** Flags for landlock_restrict_self (ABI 7: audit logging); 0 by default. */
+  restrictFlags?: number;
+  /** Each rule: a path (opened O_PATH) and the rights granted beneath it. A path that is not a
+   *  directory gets only the rights a file can have. A path that no longer exists is skipped. */
   rules: { path: string; access: bigint }[];
+  /** TCP ports (ABI 4) and the network rights granted on each. */
+  netRules?: { port: bigint; access: bigint }[];
   file: string; // absolute path of the program
   argv: string[];
   env: string[]; // NAME=value
   cwd: string;
   /** Descriptors to keep open for the command (besides 0, 1, 2). */
   keepFds?: number[];
+  /** User, mount (and PID, network) namespaces entered before Landlock: landlockSpawn only.
+   *  Its shape is the hardening layer's (native/linux/layers.h, ParseNamespacePlan). */
+  namespaces?: NamespacePlanSpec;
+  /** A seccomp filter applied after Landlock (native/linux/layers.h, ParseSeccompPlan). */
+  seccomp?: SeccompPlanSpec;
+}
+
+/** One step of the mount plan inside the command's mount namespace (see layers.h MountOp). */
+export interface MountOpSpec {
+  kind: 'bind-rw' | 'bind-ro' | 'mask' | 'tmpfs' | 'symlink';
+  path: string;
+  target?: string;
+}
+
+export interface NamespacePlanSpec {
+  pid: boolean;
+  net: boolean;
+  uid: number;
+  gid: number;
+  readOnlyRoot?: boolean;
+  mounts: MountOpSpec[];
+}
+
+export interface SeccompPlanSpec {
+  denyTerminalInjection: boolean;
+  denyNetwork: boolean;
+}
+
+/** A failure of landlockExec/landlockSpawn: the errno of the step that failed. */
+export interface ConfineFailure extends Error {
+  code?: string;
+  errno?: number;
+  syscall?: string;
+  path?: string;
+  /** True when the calling thread (landlockExec) or the child was already restricted. */
+  confined?: boolean;
 }
 
 export interface WaitResult {
@@ -82,6 +125,7 @@ interface Addon {
   landlockExec?(spec: LandlockSpec): never;
   landlockSpawn?(spec: LandlockSpec): number;
   waitPid?(pid: number): Promise<WaitResult>;
+  terminalForeground?(): { pgrp: number; foreground: number };
   clonefile?(src: string, dst: string): void;
   // fd passing (posix/fd_passing.cc), for the broker
   unixConnect?(path: string): number;
@@ -169,6 +213,11 @@ export function landlockAbi(): number {
   return required('landlockAbi')();
 }
 
+/**
+ * Becomes the confined command: Landlock, then execve, in this thread. Returns only by throwing
+ * a ConfineFailure; when its `confined` is true this thread is already restricted, so the caller
+ * must only report the failure and exit.
+ */
 export function landlockExec(spec: LandlockSpec): never {
   try {
     return required('landlockExec')(spec);
@@ -177,6 +226,8 @@ export function landlockExec(spec: LandlockSpec): never {
   }
 }
 
+/** Forks a child that enters the namespaces, restricts itself and execs; returns its pid once
+ *  execve succeeded, or throws the child's failure (a ConfineFailure). */
 export function landlockSpawn(spec: LandlockSpec): number {
   try {
     return required('landlockSpawn')(spec);
@@ -185,12 +236,18 @@ export function landlockSpawn(spec: LandlockSpec): number {
   }
 }
 
+/** Waits (in a worker thread) for a child of landlockSpawn to end. */
 export async function waitPid(pid: number): Promise<WaitResult> {
   try {
     return await required('waitPid')(pid);
   } catch (err) {
     throw toSystemError(err);
   }
+}
+
+/** This process's group and the terminal's foreground group (-1 without a terminal). */
+export function terminalForeground(): { pgrp: number; foreground: number } {
+  return required('terminalForeground')();
 }
 
 // --- fd passing (the broker) ----------------------------------------------------------------
