@@ -14,11 +14,19 @@ export interface CommandModule {
   builder(y: Argv): Argv;
   /** Runs the command; resolves with the exit status. */
   run(args: Record<string, unknown>, ctx: Context): Promise<number>;
+  /**
+   * For a command whose trailing words are another program's (confine CMD ARGS…): splits its
+   * arguments into its own options and the rest, before yargs parses, so that none of the rest
+   * is read as an option. The rest reaches run() as ctx.rest.
+   */
+  splitArgs?(args: string[]): { own: string[]; rest: string[] };
 }
 
 export interface Context {
   /** How errors are prefixed: "arb fork", "fsfork", … */
   program: string;
+  /** What splitArgs set apart, for a command that has it. */
+  rest?: string[];
 }
 
 interface CommandEntry {
@@ -37,7 +45,8 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: () => require('./commands/fork') as CommandModule,
   },
   confine: {
-    usage: '<CMD> [ARGS..]',
+    // CMD and its ARGS are taken off by the module's splitArgs before yargs parses.
+    usage: '[CMD..]',
     describe: 'run CMD in a fork where it may write only there and cannot read secrets',
     alias: 'confine',
     load: () => require('./commands/confine') as CommandModule,
@@ -77,6 +86,17 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
   let program2 = program;
   const parserErrors = new Set<unknown>();
 
+  // A command whose trailing words belong to another program has them taken off here.
+  let rest: string[] | undefined;
+  const target = alias ?? (argv[0] !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, argv[0]) ? argv[0] : undefined);
+  const split = target ? COMMANDS[target].load().splitArgs : undefined;
+  if (split) {
+    const skip = alias ? 0 : 1;
+    const parts = split(argv.slice(skip));
+    rest = parts.rest;
+    argv = [...argv.slice(0, skip), ...parts.own];
+  }
+
   // yargs is loaded here, not at the top, so that the gh shim never pays for it.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
@@ -100,7 +120,7 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
     return entry.load().builder(y);
   };
   const handlerFor = (entry: CommandEntry, prog: string) => async (args: Record<string, unknown>) => {
-    status = await entry.load().run(args, { program: prog });
+    status = await entry.load().run(args, { program: prog, rest });
   };
 
   if (alias) {

@@ -1,13 +1,115 @@
-// Placeholder: filled in by the work on this command.
+// arb confine [options] [--] CMD [ARGS…]: options in, one call to src/confine/run.ts out.
+// Everything after CMD is CMD's own (`arb confine ls -d /`): splitArgs takes CMD and its
+// arguments off before yargs parses (yargs' own halt-at-non-option loses positionals in a
+// subcommand, yargs/yargs#2423). Only yargs' types are imported at the top: confine starts before
+// every agent, and the rest is loaded when it runs.
 import type { Argv } from 'yargs';
 
 import type { Context } from '../cli';
-import { ArbError } from '../errors';
 
 export function builder(y: Argv): Argv {
-  return y;
+  return y
+    .parserConfiguration({
+      // --no-ignore is an option of its own, not the negation of an --ignore.
+      'boolean-negation': false,
+    })
+    .positional('CMD', { type: 'string', describe: "the command to run (looked up on PATH) and its arguments; options after CMD are the command's" })
+    .option('dir', {
+      alias: 'd',
+      type: 'string',
+      requiresArg: true,
+      describe: 'run in DIR itself rather than in a fork of the working directory',
+    })
+    .option('write', {
+      alias: 'w',
+      type: 'string',
+      requiresArg: true,
+      describe: 'let the command write (and read) PATH too (repeatable)',
+    })
+    .option('read', {
+      alias: 'r',
+      type: 'string',
+      requiresArg: true,
+      describe: 'let the command read PATH in the home directory too (repeatable)',
+    })
+    .option('name', { alias: 'n', type: 'string', requiresArg: true, describe: 'name the fork DIR.NAME rather than DIR.N' })
+    .option('no-ignore', { type: 'boolean', describe: 'fork what .gitignore files ignore too' })
+    .option('rm', { type: 'boolean', describe: 'wait for the command, then remove the fork and its base' })
+    .option('verbose', { alias: 'v', type: 'boolean', describe: 'say which Landlock ABI is enforced and what is granted' })
+    .example('$0 -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
+    .example('$0 -d . --  make test', 'run make in the working directory itself')
+    .epilogue('See man confine for what the command may and may not do.');
 }
 
-export async function run(_args: Record<string, unknown>, _ctx: Context): Promise<number> {
-  throw new ArbError('ARB_INTERNAL', 'not built yet');
+function list(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+function single(v: unknown, flag: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (Array.isArray(v)) {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { usageError } = require('../errors') as typeof import('../errors');
+    throw usageError(`${flag} was given ${v.length} times; give it once`);
+  }
+  return String(v);
+}
+
+/**
+ * Splits confine's arguments at CMD: the first word that is neither one of confine's options nor
+ * the value of one, or whatever follows `--`. Which options take a value is read from the
+ * builder, so options added there are split right without a change here.
+ */
+export function splitArgs(args: string[]): { own: string[]; rest: string[] } {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
+  const parser = builder(yargs([])) as unknown as { getOptions(): unknown };
+  const options = parser.getOptions() as {
+    string: string[];
+    number: string[];
+    array: string[];
+    narg: Record<string, number | null>;
+  };
+  const takesValue = new Set([...options.string, ...options.number, ...options.array]);
+  for (const [key, n] of Object.entries(options.narg)) if (n) takesValue.add(key);
+  let i = 0;
+  while (i < args.length) {
+    const a = args[i];
+    if (a === '--') return { own: args.slice(0, i), rest: args.slice(i + 1) };
+    if (!a.startsWith('-') || a === '-') break;
+    if (a.startsWith('--')) {
+      i += !a.includes('=') && takesValue.has(a.slice(2)) ? 2 : 1;
+    } else if (/^-[A-Za-z]+$/.test(a)) {
+      // A cluster of short flags (-vd DIR): only the last may take the next word.
+      i += takesValue.has(a[a.length - 1]) ? 2 : 1;
+    } else {
+      i += 1; // -dDIR: the value is attached
+    }
+  }
+  return { own: args.slice(0, Math.min(i, args.length)), rest: args.slice(Math.min(i, args.length)) };
+}
+
+export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { confine } = require('../confine/run') as typeof import('../confine/run');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { usageError } = require('../errors') as typeof import('../errors');
+  const [command, ...rest] = ctx.rest ?? [];
+  if (command === undefined) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
+  return confine({
+    program: ctx.program,
+    command,
+    args: rest,
+    dir: single(args.dir, '-d'),
+    write: list(args.write),
+    read: list(args.read),
+    name: single(args.name, '-n'),
+    noIgnore: Boolean(args['no-ignore']),
+    rm: Boolean(args.rm),
+    verbose: Boolean(args.verbose),
+    cwd: process.cwd(),
+    env: process.env,
+    flags: args,
+  });
 }

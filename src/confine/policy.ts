@@ -1,0 +1,274 @@
+// What a confined command may read and write, as a list of grants: pure decisions over a view of
+// the file system (FsView), so they are tested with a fake one. Landlock (landlock.ts) and
+// bubblewrap (bwrap.ts) both take these grants.
+//
+// Landlock can only grant, to a path and everything under it, and cannot take away what a grant
+// above gives. So the home directory is never granted: reading (and running) is granted to what
+// is around it instead. For each directory from / down to the home directory's parent, every
+// entry but the one leading to the home directory is granted. Then the readable paths, the
+// writable ones, and the directory the command works in.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export type Access = 'read' | 'write';
+
+export interface Grant {
+  /** The path as granted: absolute, links resolved. */
+  path: string;
+  access: Access;
+  /** A directory (rights apply beneath it) or not (only file rights apply). */
+  isDirectory: boolean;
+  /** Writable paths only: may connect to unix sockets made outside (Landlock ABI 9). */
+  sockets?: boolean;
+  /** Why it is granted, one line (shown by -v). */
+  why: string;
+  /** The path as named, when resolving links changed it. */
+  given?: string;
+}
+
+/** The look at the file system the policy needs; nodeFs is the real one. */
+export interface FsView {
+  /** The path with every link resolved, or undefined if it does not exist. */
+  realpath(p: string): string | undefined;
+  /** The names in a directory, or undefined if it cannot be listed. */
+  readdir(p: string): string[] | undefined;
+  /** Whether the path (links followed) is a directory. */
+  isDirectory(p: string): boolean;
+}
+
+export const nodeFs: FsView = {
+  realpath(p) {
+    try {
+      return fs.realpathSync.native(p);
+    } catch {
+      return undefined;
+    }
+  },
+  readdir(p) {
+    try {
+      return fs.readdirSync(p);
+    } catch {
+      return undefined;
+    }
+  },
+  isDirectory(p) {
+    try {
+      return fs.statSync(p).isDirectory();
+    } catch {
+      return false;
+    }
+  },
+};
+
+export interface PolicyInput {
+  /** Home directories whose contents are kept from the command: the user's (from the password
+   *  database) and $HOME where it differs. */
+  homes: readonly string[];
+  /** The home directory `~` means for the default paths ($HOME, else the user's). */
+  home: string;
+  /** The directory the command works in (already resolved). */
+  dir: string;
+  /** $PATH: its entries in the home directory are readable. */
+  pathVar?: string;
+  /** $TMPDIR: writable. */
+  tmpdir?: string;
+  /** -r paths, absolute. */
+  readable?: readonly string[];
+  /** -w paths, absolute. */
+  writable?: readonly string[];
+  /** Further writable paths that steps add (a socket directory for the broker), absolute. */
+  extraWritable?: readonly { path: string; why: string; sockets?: boolean }[];
+}
+
+export interface Policy {
+  /** The protected home directories, resolved, none inside another. */
+  homes: string[];
+  grants: Grant[];
+  /** Paths left out, and why (shown by -v). */
+  skipped: { path: string; why: string }[];
+  /** Said on stderr every time. */
+  warnings: string[];
+}
+
+/** Readable in the home directory, by default: what commands need to run. */
+export const HOME_READABLE: readonly { rel: string; why: string }[] = [
+  { rel: '.gitconfig', why: "git's configuration" },
+  { rel: '.config/git', why: "git's configuration" },
+  { rel: '.claude.json', why: "Claude Code's settings" },
+  { rel: '.local/bin', why: 'programs installed for the user' },
+  { rel: '.nvm', why: 'node versions (nvm)' },
+];
+
+/** Writable in the home directory, by default: build and package manager caches. */
+export const HOME_WRITABLE: readonly { rel: string; why: string }[] = [
+  { rel: '.cargo', why: "cargo's registry and builds" },
+  { rel: '.rustup', why: 'rust toolchains' },
+  { rel: '.cache', why: 'caches (pip, go, node-gyp, …)' },
+  { rel: '.npm', why: "npm's cache" },
+];
+
+/** Writable outside the home directory: temporary directories and harmless devices. */
+export const SYSTEM_WRITABLE: readonly { path: string; why: string }[] = [
+  { path: '/tmp', why: 'temporary files' },
+  { path: '/var/tmp', why: 'temporary files' },
+  { path: '/dev/null', why: 'a harmless device' },
+  { path: '/dev/zero', why: 'a harmless device' },
+  { path: '/dev/full', why: 'a harmless device' },
+  { path: '/dev/random', why: 'a harmless device' },
+  { path: '/dev/urandom', why: 'a harmless device' },
+  { path: '/dev/tty', why: 'the terminal' },
+  { path: '/dev/pts', why: 'the terminal' },
+  { path: '/dev/ptmx', why: 'new pseudo-terminals (script, tmux, expect)' },
+  { path: '/dev/shm', why: 'shared memory' },
+];
+
+/** Whether `p` is `dir` or lies under it (both absolute, normalized). */
+export function isInside(p: string, dir: string): boolean {
+  if (dir === '/') return p.startsWith('/');
+  return p === dir || p.startsWith(`${dir}/`);
+}
+
+/** The directories strictly above `p`, from / down to its parent. */
+export function ancestors(p: string): string[] {
+  const out: string[] = [];
+  let d = path.dirname(p);
+  for (;;) {
+    out.unshift(d);
+    if (d === '/') break;
+    d = path.dirname(d);
+  }
+  return out;
+}
+
+/** Resolves the home directories and keeps those not inside another one. */
+export function protectedHomes(homes: readonly string[], view: FsView): string[] {
+  const resolved = new Set<string>();
+  for (const h of homes) {
+    if (!path.isAbsolute(h)) continue;
+    // A home that does not exist has nothing to protect, but its name is still kept from the
+    // grants around it, in case it is made while the command runs.
+    resolved.add(view.realpath(h) ?? path.normalize(h));
+  }
+  const list = [...resolved];
+  return list.filter((h) => !list.some((other) => other !== h && isInside(h, other)));
+}
+
+/** Whether a path is a protected home, inside one, or above one (so granting it reaches one). */
+function reachesHome(p: string, homes: readonly string[]): boolean {
+  return homes.some((h) => isInside(p, h) || isInside(h, p));
+}
+
+/** Whether the directory a command would work in is a home directory or holds one. */
+export function holdsHome(dir: string, homes: readonly string[]): string | undefined {
+  return homes.find((h) => isInside(h, dir));
+}
+
+/**
+ * Reading and running, granted around the home directories: each entry of each directory above
+ * them but the ones leading to them. Entries that are links are granted at their target, unless
+ * it is in (or above) a home directory.
+ */
+export function aroundHomes(homes: readonly string[], view: FsView, policy: Policy): void {
+  const above = new Set<string>();
+  for (const h of homes) for (const a of ancestors(h)) above.add(a);
+  const onPath = (p: string) => above.has(p) || homes.includes(p);
+  for (const dir of [...above].sort()) {
+    const names = view.readdir(dir);
+    if (!names) {
+      policy.skipped.push({ path: dir, why: 'cannot be listed, so nothing in it is readable' });
+      continue;
+    }
+    for (const name of names.sort()) {
+      const entry = dir === '/' ? `/${name}` : `${dir}/${name}`;
+      if (onPath(entry)) continue;
+      const real = view.realpath(entry);
+      if (real === undefined) continue; // a dangling link
+      if (reachesHome(real, homes)) {
+        policy.skipped.push({ path: entry, why: `leads to ${real}, in or above the home directory` });
+        continue;
+      }
+      policy.grants.push({
+        path: real,
+        access: 'read',
+        isDirectory: view.isDirectory(real),
+        why: `around the home directory (in ${dir})`,
+        ...(real !== entry ? { given: entry } : {}),
+      });
+    }
+  }
+}
+
+interface Wanted {
+  path: string;
+  access: Access;
+  why: string;
+  /** Named by the user (-r, -w): kept even where it reaches a home, with a warning. */
+  explicit?: string;
+  sockets?: boolean;
+}
+
+function addWanted(w: Wanted, homes: readonly string[], view: FsView, policy: Policy): void {
+  const real = view.realpath(w.path);
+  if (real === undefined) {
+    if (w.explicit) policy.warnings.push(`${w.explicit} ${w.path}: no such file or directory, so it is not granted`);
+    else policy.skipped.push({ path: w.path, why: 'does not exist' });
+    return;
+  }
+  const home = homes.find((h) => isInside(h, real));
+  if (home !== undefined) {
+    if (!w.explicit) {
+      policy.warnings.push(`not granting ${w.path} (${w.why}): it leads to ${real}, which holds the home directory ${home}`);
+      return;
+    }
+    policy.warnings.push(`${w.explicit} ${w.path} gives the command the home directory ${home}, secrets included`);
+  }
+  policy.grants.push({
+    path: real,
+    access: w.access,
+    isDirectory: view.isDirectory(real),
+    why: w.why,
+    ...(w.sockets ? { sockets: true } : {}),
+    ...(real !== w.path ? { given: w.path } : {}),
+  });
+}
+
+/** The whole policy: around the home directories, then readable, writable, the directory. */
+export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
+  const homes = protectedHomes(input.homes, view);
+  const policy: Policy = { homes, grants: [], skipped: [], warnings: [] };
+  aroundHomes(homes, view, policy);
+
+  const wanted: Wanted[] = [];
+  for (const { rel, why } of HOME_READABLE) wanted.push({ path: path.join(input.home, rel), access: 'read', why });
+  // Toolchains on $PATH inside the home directory (~/.cargo/bin, ~/go/bin, ~/.bun/bin, …). An
+  // entry outside it that leads inside it is granted too; one that holds it is refused.
+  for (const entry of (input.pathVar ?? '').split(':')) {
+    if (!path.isAbsolute(entry)) continue; // relative entries mean the directory, granted below
+    const real = view.realpath(entry);
+    if (real !== undefined && homes.some((h) => isInside(real, h) || isInside(h, real))) {
+      wanted.push({ path: path.normalize(entry), access: 'read', why: 'on $PATH' });
+    }
+  }
+  for (const r of input.readable ?? []) wanted.push({ path: r, access: 'read', why: 'given with -r', explicit: '-r' });
+
+  for (const { path: p, why } of SYSTEM_WRITABLE) wanted.push({ path: p, access: 'write', why });
+  if (input.tmpdir && path.isAbsolute(input.tmpdir)) wanted.push({ path: path.normalize(input.tmpdir), access: 'write', why: '$TMPDIR' });
+  for (const { rel, why } of HOME_WRITABLE) wanted.push({ path: path.join(input.home, rel), access: 'write', why });
+  for (const e of input.extraWritable ?? []) wanted.push({ path: e.path, access: 'write', why: e.why, sockets: e.sockets });
+  for (const w of input.writable ?? []) wanted.push({ path: w, access: 'write', why: 'given with -w', explicit: '-w', sockets: true });
+
+  for (const w of wanted) addWanted(w, homes, view, policy);
+
+  // The directory last; run.ts has already refused one that holds a home directory.
+  policy.grants.push({ path: input.dir, access: 'write', isDirectory: true, sockets: true, why: 'the directory the command works in' });
+  return policy;
+}
+
+/**
+ * Whether the command could read `file` under the policy: outside the home directories
+ * everything is readable; inside, only under a grant.
+ */
+export function canRead(file: string, policy: Pick<Policy, 'homes' | 'grants'>): boolean {
+  if (!policy.homes.some((h) => isInside(file, h))) return true;
+  return policy.grants.some((g) => isInside(file, g.path));
+}
