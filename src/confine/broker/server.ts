@@ -1,0 +1,540 @@
+// The broker: confine, outside the sandbox, listening on CONFINE_SOCKET for a confined command
+// that asks to run a tool (gh) it cannot run itself. It asks the user, and runs the real tool with
+// the command's own standard streams only if allowed.
+//
+// What is made, and where:
+//   /tmp/arb-XXXXXX/        mode 0700, short whatever the directory's path, so that the socket's
+//                           path fits in sun_path (104 bytes on macOS, 108 on Linux)
+//   /tmp/arb-XXXXXX/s       the socket, mode 0600 (CONFINE_SOCKET)
+//   /tmp/arb-XXXXXX/bin/gh  a link to arb's cli.js: arb called as gh is the shim (shim.ts); this
+//                           directory goes first on the command's PATH
+// The directory is one of the command's writable paths, so that it stays reachable from inside a
+// private /tmp; everything in it is the command's to break, and only the command would suffer.
+//
+// Requests are served in turn, one at a time: a second shim waits for the first to be answered
+// and its tool to finish. Each connection has a few seconds to send its descriptors and request;
+// one that sends garbage, too much, or nothing is answered with an error and closed. A shim that
+// goes away (killed mid-call) withdraws its question, and its tool, if running, is stopped. When
+// confine exits, running tools are stopped (SIGTERM, then SIGKILL two seconds later; on an abrupt
+// exit SIGKILL at once), and the directory is removed.
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { ArbError } from '../../errors';
+import { recvFds } from '../../native';
+import { addAllowed, allowFilePath, readAllowed } from './allow';
+import { AskResult, Question, ask as defaultAsk, displayCommandLine, findOnPath } from './ask';
+import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
+import { TOOLS } from './tools';
+import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository } from './tools/git';
+import type { Tool } from './tools/tool';
+
+/** How long a connection has to send its descriptors and request. */
+const REQUEST_TIMEOUT_MS = 5000;
+/** Connections waiting at once; more are closed at once. */
+const MAX_CONNECTIONS = 64;
+/** From SIGTERM to SIGKILL when a tool is stopped. */
+const KILL_GRACE_MS = 2000;
+/** sun_path is 104 bytes on macOS and 108 on Linux, with its NUL. */
+const SUN_PATH_MAX = process.platform === 'darwin' ? 104 : 108;
+
+export interface BrokerOptions {
+  /** The directory the command is confined to. */
+  root: string;
+  /** Every path the command may write (the clone of .git is made in none of them). */
+  writable: string[];
+  /** The environment confine started with: the tools run with it, and CONFINE_ASK is read from it. */
+  env: NodeJS.ProcessEnv;
+  /** The user's home directory (~/.config/confine/allow). */
+  home?: string;
+  /** The tools to offer; by default every tool in tools/ found on env.PATH. */
+  tools?: readonly Tool[];
+  /** Where each tool is; by default found on env.PATH. */
+  programs?: Record<string, string>;
+  /** arb's cli.js, which the shim links to. */
+  cli?: string;
+  /** Where the socket's directory is made; by default /tmp. */
+  socketParent?: string;
+  /** Asks the user (for tests); by default ask.ts. */
+  ask?: (question: Question, signal: AbortSignal) => Promise<AskResult>;
+  /** Where warnings go; by default confine's stderr. */
+  log?: (line: string) => void;
+}
+
+export interface Broker {
+  /** The socket (CONFINE_SOCKET). */
+  readonly socketPath: string;
+  /** The private directory holding the socket and the shims; a writable path for the command. */
+  readonly dir: string;
+  /** The directory to put first on the command's PATH. */
+  readonly shimDir: string;
+  /** The tools offered, by name. */
+  readonly tools: string[];
+  /** The command's environment with the shims first on PATH and CONFINE_SOCKET set. */
+  commandEnv(env: Record<string, string>): Record<string, string>;
+  /** Stops serving: withdraws questions, stops running tools, removes the directory. */
+  close(): Promise<void>;
+  /** The same, at once, for an exit hook: tools get SIGKILL. */
+  closeSync(): void;
+}
+
+/** The tools of `tools` installed on `searchPath`, by name. Links to arb itself (a shim) are not. */
+export function findTools(searchPath: string | undefined, tools: readonly Tool[] = TOOLS, cli?: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const tool of tools) {
+    const file = findOnPath(tool.name, searchPath);
+    if (!file) continue;
+    if (cli) {
+      try {
+        if (fs.realpathSync(file) === fs.realpathSync(cli)) continue;
+      } catch {
+        /* keep it */
+      }
+    }
+    found[tool.name] = file;
+  }
+  return found;
+}
+
+function isInside(parent: string, p: string): boolean {
+  const rel = path.relative(parent, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function closeAll(fds: number[]): void {
+  for (const fd of fds.splice(0)) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+/** The descriptor under an accepted connection; Node offers no public way to it. */
+function socketFd(socket: net.Socket): number {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) throw new ProtocolError("cannot find the connection's descriptor");
+  return fd;
+}
+
+/** A process and every process under it, found with ps (Linux and macOS alike). */
+export function processTree(pid: number): number[] {
+  let table: string;
+  try {
+    table = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return [pid];
+  }
+  const children = new Map<number, number[]>();
+  for (const line of table.split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number);
+    if (!Number.isInteger(p) || !Number.isInteger(pp)) continue;
+    const list = children.get(pp) ?? [];
+    list.push(p);
+    children.set(pp, list);
+  }
+  const out: number[] = [];
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop() as number;
+    if (out.includes(p)) continue;
+    out.push(p);
+    stack.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  for (const p of processTree(pid)) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+interface Connection {
+  socket: net.Socket;
+  fds: number[];
+  request?: ToolRequest;
+  gone: boolean;
+  /** Called once when the shim goes away. */
+  onGone?: () => void;
+}
+
+interface Running {
+  child: ChildProcess;
+  stopped: boolean;
+  exited: Promise<void>;
+}
+
+class BrokerServer implements Broker {
+  readonly tools: string[];
+  private readonly connections = new Set<Connection>();
+  private readonly queue: Connection[] = [];
+  private readonly running = new Set<Running>();
+  private serving: Promise<void> | undefined;
+  private closed = false;
+  private readonly exitHook = (): void => this.closeSync();
+
+  constructor(
+    readonly dir: string,
+    readonly socketPath: string,
+    readonly shimDir: string,
+    private readonly server: net.Server,
+    private readonly options: BrokerOptions & { home: string },
+    private readonly programs: Record<string, string>,
+    private readonly byName: Map<string, Tool>,
+    private readonly snapshot: RepoSnapshot | undefined,
+  ) {
+    this.tools = [...byName.keys()];
+    server.on('connection', (socket: net.Socket) => this.accept(socket));
+    process.on('exit', this.exitHook);
+  }
+
+  commandEnv(env: Record<string, string>): Record<string, string> {
+    return { ...env, PATH: env.PATH ? `${this.shimDir}${path.delimiter}${env.PATH}` : this.shimDir, CONFINE_SOCKET: this.socketPath };
+  }
+
+  private log(line: string): void {
+    (this.options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
+  }
+
+  // --- connections -------------------------------------------------------------------------
+
+  private accept(socket: net.Socket): void {
+    if (this.closed || this.connections.size >= MAX_CONNECTIONS) {
+      socket.destroy();
+      return;
+    }
+    const conn: Connection = { socket, fds: [], gone: false };
+    this.connections.add(conn);
+    const gone = (): void => {
+      if (conn.gone) return;
+      conn.gone = true;
+      closeAll(conn.fds);
+      this.connections.delete(conn);
+      conn.onGone?.();
+    };
+    socket.on('close', gone);
+    socket.on('end', gone);
+    socket.on('error', gone);
+    this.readRequest(conn).then(
+      (request) => {
+        conn.request = request;
+        this.queue.push(conn);
+        if (!this.serving) this.serving = this.drain().finally(() => (this.serving = undefined));
+      },
+      (err: unknown) => {
+        closeAll(conn.fds);
+        const message = err instanceof ProtocolError ? err.message : `cannot read the request: ${(err as Error).message}`;
+        this.reply(conn, { type: 'error', message: `confine: bad request: ${message}` });
+      },
+    );
+  }
+
+  /** The descriptors first, then one frame; within REQUEST_TIMEOUT_MS. */
+  private async readRequest(conn: Connection): Promise<ToolRequest> {
+    const deadline = Date.now() + REQUEST_TIMEOUT_MS;
+    const fd = socketFd(conn.socket);
+    // The socket is paused (pauseOnConnect), so Node reads nothing until the descriptors are in:
+    // they ride on the first byte, which must be read with recvmsg. The shim sends them as it
+    // connects, so they are almost always there already; if not, look again a little later.
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      if (conn.gone) throw new ProtocolError('the connection closed before the request');
+      const got = recvFds(fd, STREAM_COUNT);
+      if (got) {
+        conn.fds.push(...got.fds);
+        if (got.byte === -1) throw new ProtocolError('the connection closed before the request');
+        if (got.byte !== FDS_MARKER || got.fds.length !== STREAM_COUNT) {
+          throw new ProtocolError(`expected ${STREAM_COUNT} descriptors (stdin, stdout, stderr) first`);
+        }
+        break;
+      }
+      if (Date.now() > deadline) throw new ProtocolError('no request in time');
+      await new Promise((r) => setTimeout(r, delay));
+    }
+    if (conn.gone) throw new ProtocolError('the connection closed before the request');
+    const frame = await new Promise<unknown>((resolve, reject) => {
+      const decoder = new FrameDecoder();
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        conn.socket.off('data', onData);
+        conn.socket.off('close', onClose);
+      };
+      const onData = (chunk: Buffer): void => {
+        try {
+          const frames = decoder.push(chunk);
+          if (frames.length > 0) {
+            cleanup();
+            // Anything the shim sends later is ignored; reading on tells when it goes away.
+            conn.socket.on('data', () => undefined);
+            resolve(frames[0]);
+          }
+        } catch (err) {
+          cleanup();
+          reject(err);
+        }
+      };
+      const onClose = (): void => {
+        cleanup();
+        reject(new ProtocolError('the connection closed before the request'));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new ProtocolError('no request in time'));
+      }, Math.max(0, deadline - Date.now()));
+      conn.socket.on('data', onData);
+      conn.socket.on('close', onClose);
+      conn.socket.resume();
+    });
+    return parseRequest(frame);
+  }
+
+  private reply(conn: Connection, reply: Reply): void {
+    closeAll(conn.fds);
+    this.connections.delete(conn);
+    if (conn.gone || conn.socket.destroyed) return;
+    try {
+      conn.socket.end(encodeFrame(reply));
+    } catch {
+      conn.socket.destroy();
+    }
+    // A peer that does not read its answer is not waited for.
+    setTimeout(() => conn.socket.destroy(), 1000).unref();
+  }
+
+  // --- serving -----------------------------------------------------------------------------
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0 && !this.closed) {
+      const conn = this.queue.shift() as Connection;
+      if (conn.gone) continue;
+      let reply: Reply;
+      try {
+        reply = await this.serve(conn, conn.request as ToolRequest);
+      } catch (err) {
+        reply = { type: 'error', message: `confine: cannot run ${(conn.request as ToolRequest).tool}: ${(err as Error).message}` };
+      }
+      this.reply(conn, reply);
+    }
+    for (const conn of this.queue.splice(0)) this.reply(conn, { type: 'error', message: 'confine: exiting' });
+  }
+
+  private async serve(conn: Connection, request: ToolRequest): Promise<Reply> {
+    const tool = this.byName.get(request.tool);
+    const program = this.programs[request.tool];
+    if (!tool || !program) return { type: 'error', message: `confine: no tool ${request.tool} to run` };
+    const shown = displayCommandLine([tool.name, ...request.argv]);
+    const denied = (why?: string): Reply => ({ type: 'denied', message: `not allowed: ${shown}${why ? ` (${why})` : ''}` });
+
+    // The tool runs where the shim was, which must be inside the directory: elsewhere (a private
+    // /tmp, a link out of the directory) confine sees another place than the command did.
+    let cwd: string;
+    try {
+      cwd = fs.realpathSync(request.cwd);
+    } catch {
+      return denied(`its directory ${request.cwd} is not one confine can see`);
+    }
+    const root = fs.realpathSync(this.options.root);
+    if (!isInside(root, cwd)) return denied(`${tool.name} runs only inside ${root}`);
+
+    const env = tool.forwardEnv(request.env);
+    const verdict = tool.judge(request.argv, { root, cwd, env });
+    if (verdict.kind === 'never') return denied(`${verdict.reason}: never run from a confined command`);
+
+    const allowFile = allowFilePath(this.options.home);
+    let allowed = false;
+    if (verdict.remember !== null) {
+      try {
+        allowed = readAllowed(allowFile).has(verdict.remember);
+      } catch (err) {
+        this.log(`confine: ${(err as Error).message}`);
+      }
+    }
+    if (!allowed) {
+      const withdraw = new AbortController();
+      conn.onGone = () => withdraw.abort();
+      const question: Question = { argv: [tool.name, ...request.argv], cwd, offerAlways: verdict.remember !== null, note: verdict.reason };
+      const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal })))(question, withdraw.signal);
+      conn.onGone = undefined;
+      if (conn.gone) return { type: 'error', message: 'confine: gone' };
+      if (asked.answer === 'no') return denied(asked.note ?? (asked.by === 'nobody' ? 'no one to ask' : undefined));
+      if (asked.answer === 'always' && verdict.remember !== null) {
+        try {
+          addAllowed(allowFile, verdict.remember);
+        } catch (err) {
+          this.log(`confine: cannot keep "${verdict.remember}" as allowed always: ${(err as Error).message}`);
+        }
+      }
+    }
+
+    let git: PreparedGit | undefined;
+    if (tool.runsGit) {
+      try {
+        git = await prepareGit(cwd, { snapshot: this.snapshot, root, writable: this.options.writable, home: this.options.home, env: this.options.env });
+      } catch (err) {
+        if (err instanceof GitRefused) return denied(err.message);
+        throw err;
+      }
+    }
+    if (conn.gone || this.closed) {
+      await git?.finish(false);
+      return { type: 'error', message: 'confine: gone' };
+    }
+
+    const childEnv: NodeJS.ProcessEnv = { ...this.options.env };
+    if (git) for (const name of REPOSITORY_VARIABLES) delete childEnv[name];
+    Object.assign(childEnv, env, git?.env ?? {});
+    let child: ChildProcess;
+    try {
+      child = spawn(program, request.argv, { cwd, env: childEnv, stdio: [conn.fds[0], conn.fds[1], conn.fds[2]] });
+    } catch (err) {
+      await git?.finish(false);
+      return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
+    }
+    // The child has its own copies now; ours would keep the command's pipes open.
+    closeAll(conn.fds);
+    let resolveExit!: () => void;
+    const run: Running = { child, stopped: false, exited: new Promise((r) => (resolveExit = r)) };
+    this.running.add(run);
+    const result = await new Promise<Reply>((resolve) => {
+      child.on('error', (err) => {
+        resolve({ type: 'error', message: `confine: cannot run ${program}: ${err.message}` });
+      });
+      child.on('exit', (status, signal) => resolve({ type: 'exit', status, signal }));
+      conn.onGone = () => this.stop(run);
+    });
+    conn.onGone = undefined;
+    this.running.delete(run);
+    resolveExit();
+    const warning = await git?.finish(!run.stopped && result.type === 'exit');
+    if (warning) this.log(`confine: ${warning}`);
+    return result;
+  }
+
+  /** SIGTERM to the tool and what it started, SIGKILL if still there after the grace. */
+  private stop(run: Running): void {
+    if (run.stopped) return;
+    run.stopped = true;
+    const pid = run.child.pid;
+    const tree = pid === undefined ? [] : processTree(pid);
+    for (const p of tree) {
+      try {
+        process.kill(p, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+    const timer = setTimeout(() => {
+      for (const p of tree) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }, KILL_GRACE_MS);
+    timer.unref();
+    void run.exited.then(() => {
+      // The tool is gone; what it started and left is not waited for.
+      setTimeout(() => {
+        clearTimeout(timer);
+        for (const p of tree.slice(1)) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      }, 100).unref();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.server.close();
+    for (const conn of [...this.connections]) conn.socket.destroy();
+    for (const run of this.running) this.stop(run);
+    await Promise.race([
+      Promise.all([...this.running].map((r) => r.exited)),
+      new Promise((r) => setTimeout(r, KILL_GRACE_MS + 500).unref()),
+    ]);
+    if (this.serving) await Promise.race([this.serving, new Promise((r) => setTimeout(r, 1000).unref())]);
+    process.off('exit', this.exitHook);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  closeSync(): void {
+    this.closed = true;
+    try {
+      this.server.close();
+    } catch {
+      /* closed */
+    }
+    for (const run of this.running) killTree(run.child.pid, 'SIGKILL');
+    process.off('exit', this.exitHook);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The directory the socket's goes in: /tmp, whose path is short, else the temporary directory. */
+function socketParent(options: BrokerOptions): string {
+  if (options.socketParent) return options.socketParent;
+  try {
+    if (fs.statSync('/tmp').isDirectory()) return '/tmp';
+  } catch {
+    /* none */
+  }
+  return os.tmpdir();
+}
+
+/**
+ * Starts the broker if a tool it offers is installed; resolves with undefined if none is (then
+ * confine runs the command as it would without a broker). Takes the snapshot of the directory's
+ * git configuration, so call it before the command starts.
+ */
+export async function startBroker(options: BrokerOptions): Promise<Broker | undefined> {
+  const cli = options.cli ?? path.resolve(__dirname, '..', '..', 'cli.js');
+  const tools = options.tools ?? TOOLS;
+  const programs = options.programs ?? findTools(options.env.PATH, tools, cli);
+  const byName = new Map(tools.filter((t) => programs[t.name]).map((t) => [t.name, t] as const));
+  if (byName.size === 0) return undefined;
+  const home = options.home ?? options.env.HOME ?? os.homedir();
+  const snapshot = [...byName.values()].some((t) => t.runsGit) ? snapshotRepository(options.root) : undefined;
+
+  const dir = fs.mkdtempSync(path.join(socketParent(options), 'arb-'));
+  try {
+    fs.chmodSync(dir, 0o700);
+    const socketPath = path.join(dir, 's');
+    if (Buffer.byteLength(socketPath) >= SUN_PATH_MAX) {
+      throw new ArbError('ARB_IO', `cannot make the broker's socket: its path '${socketPath}' is longer than a unix socket's path may be`, {
+        hint: 'run confine with a shorter TMPDIR',
+      });
+    }
+    const shimDir = path.join(dir, 'bin');
+    fs.mkdirSync(shimDir, { mode: 0o700 });
+    for (const name of byName.keys()) fs.symlinkSync(cli, path.join(shimDir, name));
+    const server = net.createServer({ pauseOnConnect: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    fs.chmodSync(socketPath, 0o600);
+    server.on('error', () => undefined);
+    return new BrokerServer(dir, socketPath, shimDir, server, { ...options, home }, programs, byName, snapshot);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}

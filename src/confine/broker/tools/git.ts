@@ -1,0 +1,454 @@
+// Running a tool that runs git (gh) on the confined command's repository, without running
+// what the command wrote there.
+//
+// The repository's .git is the command's to change, and git runs programs that .git names: hooks,
+// core.fsmonitor, and through .git/config core.sshCommand, credential.helper, diff and filter
+// drivers, include.path, and so on. So the tool never runs git on that .git. It runs on a clone of
+// it made where the command cannot write (a private directory of confine's), with hooks and the
+// file system monitor off, and only if every configuration file in it (config, config.worktree,
+// those of submodules) differs from what it was when confine started in nothing but what gh and
+// `git push` write:
+//
+//   remote.NAME.gh-resolved            gh: which remote is the base repository
+//   remote.NAME.url                    gh repo fork, gh pr create to a fork: a network URL only
+//   remote.NAME.fetch                  added refspecs only (refs/…:refs/…)
+//   branch.NAME.remote, .pushremote    git push -u, gh pr checkout: a remote that is defined
+//   branch.NAME.merge                  git push -u, gh pr checkout: refs/…
+//   branch.NAME.gh-merge-base          gh pr create
+//
+// and with no include.path that the command could write. When the tool has finished by itself,
+// the clone replaces .git, so what the tool changed (config, refs, objects) is kept; what the
+// command changed in .git meanwhile is then lost. Nothing of the clone is kept if the tool was
+// stopped (the shim went away, confine is exiting).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { withPrivateRepo } from '../../../git/private-git';
+
+/** Refused: the message says why the tool cannot run on this repository. */
+export class GitRefused extends Error {
+  override readonly name = 'GitRefused';
+}
+
+export interface RepoSnapshot {
+  /** The work tree's top (real path); its .git is a directory. */
+  top: string;
+  /** Each configuration file under .git, by path relative to .git, as it was. */
+  files: Map<string, Buffer>;
+}
+
+/** A configuration entry as `git config --list` gives it: key (section and name lower-case), value. */
+export type ConfigEntry = [key: string, value: string | null];
+
+function isInside(parent: string, p: string): boolean {
+  const rel = path.relative(parent, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The nearest directory from `dir` up that has a `.git`, and what that .git is. */
+export function findRepository(dir: string): { top: string; kind: 'dir' | 'file' | 'other' } | undefined {
+  let p = dir;
+  for (;;) {
+    try {
+      const st = fs.lstatSync(path.join(p, '.git'));
+      return { top: p, kind: st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other' };
+    } catch {
+      /* none here */
+    }
+    const up = path.dirname(p);
+    if (up === p) return undefined;
+    p = up;
+  }
+}
+
+// Directories of .git that hold no configuration, and are large: not searched for it.
+const NO_CONFIG_IN = new Set(['objects', 'refs', 'logs', 'hooks', 'lfs', 'info', 'rr-cache']);
+
+/** Paths (relative to gitDir) of every configuration file git may read: config, config.worktree. */
+export function listConfigFiles(gitDir: string): string[] {
+  const found: string[] = [];
+  const walk = (rel: string, depth: number): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(gitDir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.name === 'config' || e.name === 'config.worktree') found.push(child);
+      else if (e.isDirectory() && depth < 8 && !NO_CONFIG_IN.has(e.name)) walk(child, depth + 1);
+    }
+  };
+  walk('', 0);
+  return found.sort();
+}
+
+/** Records the configuration of the repository `dir` is in, as confine starts. */
+export function snapshotRepository(dir: string): RepoSnapshot | undefined {
+  const repo = findRepository(fs.realpathSync(dir));
+  if (!repo || repo.kind !== 'dir') return undefined;
+  const gitDir = path.join(repo.top, '.git');
+  const files = new Map<string, Buffer>();
+  for (const rel of listConfigFiles(gitDir)) {
+    try {
+      const file = path.join(gitDir, rel);
+      if (fs.lstatSync(file).isFile()) files.set(rel, fs.readFileSync(file));
+    } catch {
+      /* gone meanwhile: then it differs later, and the tool is refused */
+    }
+  }
+  return { top: repo.top, files };
+}
+
+/** Parses configuration files' text with git (never with their includes), in one private repository. */
+export async function parseConfigs(texts: Buffer[]): Promise<ConfigEntry[][]> {
+  if (texts.length === 0) return [];
+  return withPrivateRepo(async (repo) => {
+    const out: ConfigEntry[][] = [];
+    for (let i = 0; i < texts.length; i++) {
+      const file = path.join(repo.root, `config-${i}`);
+      fs.writeFileSync(file, texts[i]);
+      let stdout: Buffer;
+      try {
+        stdout = (await repo.git(['config', '--file', file, '--no-includes', '--list', '--null'])).stdout;
+      } catch (err) {
+        throw new GitRefused(`its git configuration cannot be read: ${(err as Error).message}`);
+      }
+      const entries: ConfigEntry[] = [];
+      for (const item of stdout.toString('utf8').split('\0')) {
+        if (item === '') continue;
+        const nl = item.indexOf('\n');
+        entries.push(nl < 0 ? [item, null] : [item.slice(0, nl), item.slice(nl + 1)]);
+      }
+      out.push(entries);
+    }
+    return out;
+  });
+}
+
+function splitKey(key: string): { section: string; subsection?: string; name: string } {
+  const first = key.indexOf('.');
+  const last = key.lastIndexOf('.');
+  if (first < 0) return { section: key, name: '' };
+  if (first === last) return { section: key.slice(0, first), name: key.slice(last + 1) };
+  return { section: key.slice(0, first), subsection: key.slice(first + 1, last), name: key.slice(last + 1) };
+}
+
+function valuesByKey(entries: ConfigEntry[]): Map<string, (string | null)[]> {
+  const m = new Map<string, (string | null)[]>();
+  for (const [k, v] of entries) {
+    const list = m.get(k) ?? [];
+    list.push(v);
+    m.set(k, list);
+  }
+  return m;
+}
+
+function sameValues(a: (string | null)[], b: (string | null)[]): boolean {
+  if (a.length !== b.length) return false;
+  const sa = a.map((v) => JSON.stringify(v)).sort();
+  const sb = b.map((v) => JSON.stringify(v)).sort();
+  return sa.every((v, i) => v === sb[i]);
+}
+
+/** A URL git reaches over the network (not a local path, file://, ext:: or another helper). */
+export function isNetworkUrl(url: string): boolean {
+  if (/^(https?|ssh|git):\/\/[A-Za-z0-9]/i.test(url)) return !/\s/.test(url);
+  return /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\s-][^\s]*$/.test(url); // git@github.com:owner/repo
+}
+
+const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const REFSPEC = /^\+?refs\/[^\s:]*:refs\/[^\s:]*$/;
+
+/**
+ * Which keys differ between two configurations, and which of those are not what gh and git push
+ * write (see the top of this file). Pure: `before` is confine's snapshot, `after` the clone's.
+ */
+export function configChanges(before: ConfigEntry[], after: ConfigEntry[]): { changed: string[]; refused: string[] } {
+  const b = valuesByKey(before);
+  const a = valuesByKey(after);
+  const remotesAfter = new Set<string>();
+  for (const key of a.keys()) {
+    const k = splitKey(key);
+    if (k.section === 'remote' && k.subsection !== undefined && k.name === 'url') remotesAfter.add(k.subsection);
+  }
+  const changed: string[] = [];
+  const refused: string[] = [];
+  for (const key of new Set([...b.keys(), ...a.keys()])) {
+    const was = b.get(key) ?? [];
+    const now = a.get(key) ?? [];
+    if (sameValues(was, now)) continue;
+    changed.push(key);
+    const k = splitKey(key);
+    const values = now.filter((v): v is string => v !== null);
+    let ok = false;
+    if (k.subsection !== undefined && values.length === now.length) {
+      if (k.section === 'remote' && REMOTE_NAME.test(k.subsection)) {
+        if (k.name === 'gh-resolved') ok = true;
+        else if (k.name === 'url') ok = now.length === 1 && isNetworkUrl(values[0]);
+        else if (k.name === 'fetch') ok = was.every((v) => now.includes(v)) && values.every((v) => REFSPEC.test(v));
+      } else if (k.section === 'branch') {
+        if (k.name === 'remote' || k.name === 'pushremote') ok = now.length === 1 && REMOTE_NAME.test(values[0]) && remotesAfter.has(values[0]);
+        else if (k.name === 'merge') ok = now.length === 1 && /^refs\/[^\s]+$/.test(values[0]);
+        else if (k.name === 'gh-merge-base') ok = now.length <= 1;
+      }
+    } else if (now.length === 0 && k.subsection !== undefined) {
+      // Removed: what gh and git may remove of their own keys (a branch's upstream, gh-resolved).
+      ok = (k.section === 'remote' && k.name === 'gh-resolved') ||
+        (k.section === 'branch' && ['remote', 'pushremote', 'merge', 'gh-merge-base'].includes(k.name));
+    }
+    if (!ok) refused.push(key);
+  }
+  return { changed, refused };
+}
+
+/**
+ * include.path and includeIf.*.path entries that name a file the command could write: a relative
+ * one (read from the clone, which is a copy of what the command left in .git), one inside the
+ * directory or any writable path. `~/` is the home directory, which confine hides from the command.
+ */
+export function unsafeIncludes(entries: ConfigEntry[], home: string, writable: string[]): string[] {
+  const bad: string[] = [];
+  for (const [key, value] of entries) {
+    const k = splitKey(key);
+    const isInclude = (k.section === 'include' && k.name === 'path') || (k.section === 'includeif' && k.name === 'path');
+    if (!isInclude) continue;
+    if (value === null) continue;
+    const target = value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
+    if (!path.isAbsolute(target) || writable.some((w) => isInside(w, path.resolve(target)))) bad.push(`${key}=${value}`);
+  }
+  return bad;
+}
+
+/**
+ * Copies a .git directory, sharing blocks where the file system can (FICLONE, clonefile). Refuses
+ * symbolic links and special files: a link would let git read, through the clone, a file the
+ * command can still change.
+ */
+export function copyGitDir(src: string, dst: string): void {
+  fs.mkdirSync(dst, { mode: 0o700 });
+  const walk = (s: string, d: string): void => {
+    for (const e of fs.readdirSync(s, { withFileTypes: true })) {
+      const from = path.join(s, e.name);
+      const to = path.join(d, e.name);
+      if (e.isDirectory()) {
+        fs.mkdirSync(to, { mode: fs.lstatSync(from).mode & 0o7777 });
+        walk(from, to);
+      } else if (e.isFile()) {
+        fs.copyFileSync(from, to, fs.constants.COPYFILE_FICLONE);
+      } else {
+        throw new GitRefused(`its .git holds ${e.isSymbolicLink() ? 'a symbolic link' : 'a special file'}, ${path.relative(src, from)}`);
+      }
+    }
+  };
+  walk(src, dst);
+}
+
+/** Paths, sizes, modes and times of a tree: equal before and after means the tool changed nothing. */
+function treeSignature(dir: string): string {
+  const parts: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((x, y) => (x.name < y.name ? -1 : 1))) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      const st = fs.lstatSync(path.join(dir, child));
+      parts.push(`${child}\0${st.mode}\0${st.size}\0${st.mtimeMs}`);
+      if (e.isDirectory()) walk(child);
+    }
+  };
+  walk('');
+  return parts.join('\n');
+}
+
+/**
+ * The variables that make every git the tool runs use our settings over any configuration file:
+ * hooks and the file system monitor off. GIT_CONFIG_COUNT is passed on to git's children, those in
+ * submodules included. Settings the user's own environment had come first; ours win.
+ */
+export function pinnedGitEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const pins: [string, string][] = [
+    ['core.hooksPath', '/dev/null'],
+    ['core.fsmonitor', 'false'],
+  ];
+  const start = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10);
+  const n = Number.isInteger(start) && start >= 0 && start < 1000 ? start : 0;
+  const out: Record<string, string> = {};
+  pins.forEach(([k, v], i) => {
+    out[`GIT_CONFIG_KEY_${n + i}`] = k;
+    out[`GIT_CONFIG_VALUE_${n + i}`] = v;
+  });
+  out.GIT_CONFIG_COUNT = String(n + pins.length);
+  return out;
+}
+
+/** Variables of the user's that would name another repository than the one we give git. */
+export const REPOSITORY_VARIABLES = [
+  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM',
+];
+
+/** A path that can never exist (under /dev/null), so git finds no repository whatever is made meanwhile. */
+export const NO_REPOSITORY = '/dev/null/no-repository';
+
+export interface GitContext {
+  /** confine's snapshot, or undefined if the directory was in no repository then. */
+  snapshot: RepoSnapshot | undefined;
+  /** The directory the command is confined to (real path). */
+  root: string;
+  /** Paths the command can write: the clone is made in none of them. */
+  writable: string[];
+  home: string;
+  /** The user's environment (for GIT_CONFIG_COUNT). */
+  env: Record<string, string | undefined>;
+}
+
+export interface PreparedGit {
+  /** Variables to add to the tool's environment (and REPOSITORY_VARIABLES to remove). */
+  env: Record<string, string>;
+  /** The repository's top, if there is one (for messages). */
+  top?: string;
+  /**
+   * Ends the tool's use of the clone: if `keep`, the clone replaces .git when the tool changed
+   * it. Resolves with a warning to show the user, if something could not be done.
+   */
+  finish(keep: boolean): Promise<string | undefined>;
+}
+
+/** Where the clone can go: beside the repository if the command cannot write there, else home. */
+function privateParent(top: string, context: GitContext): string {
+  const candidates = [path.dirname(top), path.join(context.home, '.local', 'state', 'confine')];
+  for (const c of candidates) {
+    if (isInside(context.root, c) || context.writable.some((w) => isInside(w, c))) continue;
+    try {
+      fs.mkdirSync(c, { recursive: true, mode: 0o700 });
+      fs.accessSync(c, fs.constants.W_OK);
+      return c;
+    } catch {
+      /* try the next */
+    }
+  }
+  throw new GitRefused(`there is nowhere the command cannot write to put a copy of ${top}/.git`);
+}
+
+/** Moves (or copies) the clone into place as top/.git. */
+function replaceGitDir(top: string, clone: string): void {
+  const stage = fs.mkdtempSync(path.join(top, '.git.confine-'));
+  try {
+    const fresh = path.join(stage, 'new');
+    try {
+      fs.renameSync(clone, fresh);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      copyGitDir(clone, fresh);
+    }
+    const old = path.join(stage, 'old');
+    const gitDir = path.join(top, '.git');
+    let moved = false;
+    try {
+      fs.renameSync(gitDir, old);
+      moved = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    try {
+      fs.renameSync(fresh, gitDir);
+    } catch (err) {
+      if (moved) fs.renameSync(old, gitDir);
+      throw err;
+    }
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Gets a clone of the repository the tool would run in ready, or refuses (GitRefused). `cwd` is
+ * the tool's working directory (real path, inside the root).
+ */
+export async function prepareGit(cwd: string, context: GitContext): Promise<PreparedGit> {
+  const pinned = pinnedGitEnv(context.env);
+  const repo = findRepository(cwd);
+  if (!repo) {
+    // No repository: none may appear for git while the tool runs either.
+    return { env: { ...pinned, GIT_DIR: NO_REPOSITORY }, finish: async () => undefined };
+  }
+  if (repo.kind === 'file') throw new GitRefused(`${repo.top}/.git is a file (a worktree or a submodule), which is not supported`);
+  if (repo.kind !== 'dir') throw new GitRefused(`${repo.top}/.git is not a directory`);
+  const snapshot = context.snapshot;
+  if (!snapshot || snapshot.top !== repo.top) {
+    throw new GitRefused(`the repository ${repo.top} was not there when confine started`);
+  }
+
+  const parent = privateParent(repo.top, context);
+  const dir = fs.mkdtempSync(path.join(parent, '.confine-git-'));
+  const clone = path.join(dir, 'git');
+  let done = false;
+  const dispose = (): void => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    copyGitDir(path.join(repo.top, '.git'), clone);
+    if (fs.existsSync(path.join(clone, 'commondir'))) throw new GitRefused(`${repo.top}/.git names another repository (commondir)`);
+
+    const files = listConfigFiles(clone);
+    const names = new Set([...files, ...snapshot.files.keys()]);
+    const rels = [...names].sort();
+    for (const rel of rels) {
+      if (!files.includes(rel)) throw new GitRefused(`its .git/${rel} is gone since confine started`);
+      if (!snapshot.files.has(rel)) throw new GitRefused(`its .git/${rel} is new since confine started`);
+    }
+    const texts: Buffer[] = [];
+    for (const rel of rels) texts.push(snapshot.files.get(rel) as Buffer, fs.readFileSync(path.join(clone, rel)));
+    const parsed = await parseConfigs(texts);
+    for (let i = 0; i < rels.length; i++) {
+      const before = parsed[2 * i];
+      const after = parsed[2 * i + 1];
+      const { refused } = configChanges(before, after);
+      if (refused.length > 0) {
+        throw new GitRefused(`its git configuration (.git/${rels[i]}) changed since confine started: ${refused.join(', ')}`);
+      }
+      const includes = unsafeIncludes(after, context.home, [context.root, ...context.writable]);
+      if (includes.length > 0) throw new GitRefused(`its git configuration (.git/${rels[i]}) includes a file the command can change: ${includes.join(', ')}`);
+    }
+
+    // The work tree is named in the clone's own config rather than by GIT_WORK_TREE, which would
+    // also apply to a repository the tool makes (gh repo clone) and make git refuse.
+    const hadWorktree = parsed.length > 0 && parsed[1].some(([k]) => k === 'core.worktree');
+    const config = path.join(clone, 'config');
+    if (!hadWorktree) {
+      await withPrivateRepo((r) => r.git(['config', '--file', config, 'core.worktree', repo.top]));
+    }
+    const before = treeSignature(clone);
+
+    return {
+      env: { ...pinned, GIT_DIR: clone },
+      top: repo.top,
+      finish: async (keep: boolean) => {
+        if (done) return undefined;
+        done = true;
+        try {
+          if (!keep) return undefined;
+          if (!hadWorktree) {
+            await withPrivateRepo((r) => r.git(['config', '--file', config, '--unset', 'core.worktree'], { okStatuses: [0, 5] }));
+          }
+          if (treeSignature(clone) === before) return undefined;
+          replaceGitDir(repo.top, clone);
+          return undefined;
+        } catch (err) {
+          return `cannot put back ${repo.top}/.git after gh changed it: ${(err as Error).message}`;
+        } finally {
+          dispose();
+        }
+      },
+    };
+  } catch (err) {
+    dispose();
+    throw err;
+  }
+}
+
+/** For tests and for messages: where confine keeps its clones when beside the repository will not do. */
+export function stateDirectory(home = os.homedir()): string {
+  return path.join(home, '.local', 'state', 'confine');
+}

@@ -1,0 +1,35 @@
+// What the broker needs to know about a tool a confined command may ask to run outside: one file
+// per tool (gh.ts), so that tools can be added without touching the broker.
+
+/** What a rule says about one command line. */
+export type Verdict =
+  /** Never run, and the user is not asked. */
+  | { kind: 'never'; reason: string }
+  /**
+   * Ask the user. `remember` is the rule "Allow always" keeps (e.g. 'gh pr create'), or null when
+   * this command line is asked about every time (then `reason` says why).
+   */
+  | { kind: 'ask'; remember: string | null; reason?: string };
+
+export interface JudgeContext {
+  /** The directory the command is confined to (real path). */
+  root: string;
+  /** The tool's working directory (real path, inside root). */
+  cwd: string;
+  /** The variables forwarded from the command (already filtered by forwardEnv). */
+  env: Record<string, string>;
+}
+
+export interface Tool {
+  /** The name the command calls it by, and the shim's name on its PATH. */
+  name: string;
+  /** What the rules say about running the tool with these arguments. */
+  judge(argv: string[], context: JudgeContext): Verdict;
+  /**
+   * Which of the command's variables reach the tool. Called by the shim (to send no more than
+   * this) and again by the broker (the shim is the command's to change).
+   */
+  forwardEnv(env: NodeJS.ProcessEnv | Record<string, string>): Record<string, string>;
+  /** The tool runs git in the command's repository: run it with tools/git.ts's protection. */
+  runsGit: boolean;
+}
