@@ -4,7 +4,7 @@
 // core.pager…). So arb never runs git in such a repository: it runs git on a repository of its
 // own, made in the temporary directory, with no system or global configuration, no hooks, no
 // fsmonitor, and attributes neutralised, and removes it afterwards (on error too).
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -110,6 +110,8 @@ export class PrivateRepo {
   static async create(): Promise<PrivateRepo> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-git-'));
     const repo = new PrivateRepo(root);
+    // Removed at exit from here on: Ctrl-C may come while git init runs.
+    live.add(repo);
     try {
       fs.mkdirSync(repo.home, { mode: 0o700 });
       await repo.git(['init', '--quiet', '--bare', '--template=', repo.gitDir], { okStatuses: [0] }, false);
@@ -120,6 +122,7 @@ export class PrivateRepo {
       await repo.git(['config', 'core.bare', 'false']);
       return repo;
     } catch (err) {
+      live.delete(repo);
       repo.dispose();
       throw err;
     }
@@ -137,6 +140,8 @@ export class PrivateRepo {
         env,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
+      this.children.add(child);
+      child.on('close', () => this.children.delete(child));
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -168,8 +173,27 @@ export class PrivateRepo {
     });
   }
 
+  private readonly children = new Set<ChildProcess>();
+
+  /**
+   * Starts git with the same safe configuration and environment as git(), for a conversation over
+   * its pipes (e.g. `check-ignore --stdin`); the caller ends its input. Like every git it runs,
+   * killed on dispose(), so that none writes into the repository as it is removed (Ctrl-C).
+   */
+  start(args: string[], options: Omit<GitRunOptions, 'input' | 'okStatuses'> = {}): ChildProcess {
+    const child = spawn('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
+      cwd: options.workTree ?? this.root,
+      env: gitEnv(this.home, this.gitDir, options),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.children.add(child);
+    child.on('close', () => this.children.delete(child));
+    return child;
+  }
+
   /** Removes the repository and its temporary directory. */
   dispose(): void {
+    for (const child of this.children) child.kill('SIGKILL');
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 }

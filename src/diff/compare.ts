@@ -1,0 +1,366 @@
+// Which paths differ between two trees, by the rules arb diff and arb fork -l share:
+//
+// - `.git` is left out at any depth, and so are names git would refuse in a patch;
+// - what the base's .gitignore files ignore is left out, but for files the base's index tracks;
+// - a path only in the fork is also left out if the fork's .gitignore files ignore it (so they
+//   never leave out what was in the base);
+// - a regular file or a link whose size, permissions and modification time are the same on both
+//   sides is the same, unread (a fork keeps its files' times); a file that differs there is read
+//   and compared byte by byte; only the executable bit of the permissions counts, as in git.
+//
+// The trees are walked one directory level at a time with lstat only (a link is a leaf, never
+// followed), so that git is asked about a whole level at once, and only about what matters:
+// directories (an ignored one is not entered) and paths that differ. Paths are binary strings
+// (src/diff/paths.ts).
+import * as fs from 'node:fs';
+
+import { ArbError, systemError } from '../errors';
+import { PrivateRepo, withPrivateRepo } from '../git/private-git';
+import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './ignore';
+import { RelPath, fsPath, joinRel, refusedByGit, rootBytes, showRel } from './paths';
+import { EntryStat, Tree, readSeenLink, sameContent } from './read';
+
+export type { EntryStat, Tree } from './read';
+
+/** A path that differs: its base side, its fork side (either may be absent). */
+export interface Change {
+  path: RelPath;
+  base?: EntryStat;
+  fork?: EntryStat;
+}
+
+export interface CompareOptions {
+  /** A private repository to use (else one is made and removed). */
+  repo?: PrivateRepo;
+  /** Also find the newest modification time of anything in the fork, ignored files and .git included. */
+  newest?: boolean;
+  /**
+   * Take a file whose size, permissions and modification time match as unchanged, unread: true
+   * for a fork and its base (a fork keeps its files' times), false for two directories that
+   * need not come from one another (two files written in the same clock tick share a time).
+   */
+  trustTimes?: boolean;
+  /** Where notes go (a FIFO left out, an index git cannot read); stderr by default. */
+  warn?: (message: string) => void;
+}
+
+export interface CompareResult {
+  /** Sorted by path (bytewise). */
+  changes: Change[];
+  /** With options.newest: the newest mtime in the fork (ms since the epoch). */
+  newestMtimeMs?: number;
+}
+
+type Kind = 'dir' | 'file' | 'symlink' | 'other';
+
+interface Seen {
+  kind: Kind;
+  st: fs.Stats;
+}
+
+/** A directory to list, on one side or both. */
+interface DirNode {
+  rel: RelPath;
+  inBase: boolean;
+  inFork: boolean;
+  /** A .gitignore file in the base applies here (in this directory or above). */
+  baseRules: boolean;
+  forkRules: boolean;
+  /** Inside a directory the base's .gitignore ignores, entered only for the files it tracks. */
+  ignoredAbove: boolean;
+  /** A link in the base stands where a directory above is in the fork: git will not look beyond it. */
+  baseLinkAbove: boolean;
+}
+
+/** One name in a directory, on one side or both, waiting for git's word on whether it counts. */
+interface Pending {
+  node: DirNode;
+  rel: RelPath;
+  base?: Seen;
+  fork?: Seen;
+  counted: boolean;
+  /** A fork directory where the base has a link: git is not asked about the base there. */
+  baseLink?: boolean;
+  /** An ignored base directory entered for the files the base's index tracks in it. */
+  enterIgnored?: boolean;
+}
+
+function kindOf(st: fs.Stats): Kind {
+  if (st.isDirectory()) return 'dir';
+  if (st.isFile()) return 'file';
+  if (st.isSymbolicLink()) return 'symlink';
+  return 'other';
+}
+
+function entryStat(s: Seen): EntryStat {
+  return {
+    type: s.kind as 'file' | 'symlink',
+    perm: s.st.mode & 0o7777,
+    size: s.st.size,
+    mtimeMs: s.st.mtimeMs,
+    dev: s.st.dev,
+    ino: s.st.ino,
+  };
+}
+
+const OTHER_KINDS: [keyof fs.Stats, string][] = [
+  ['isFIFO', 'a FIFO'],
+  ['isSocket', 'a socket'],
+  ['isCharacterDevice', 'a device'],
+  ['isBlockDevice', 'a device'],
+];
+
+function describeOther(st: fs.Stats): string {
+  for (const [test, what] of OTHER_KINDS) if ((st[test] as () => boolean).call(st)) return what;
+  return 'a special file';
+}
+
+/** Whether git would see no change: same size, permissions and time, or same type and target. */
+function statSame(a: fs.Stats, b: fs.Stats): boolean {
+  return a.size === b.size && a.mode === b.mode && a.mtimeMs === b.mtimeMs;
+}
+
+function exec(st: EntryStat): boolean {
+  return (st.perm & 0o100) !== 0;
+}
+
+class Walker {
+  readonly changes: Change[] = [];
+  newest = 0;
+  private baseCheck?: CheckIgnore;
+  private forkCheck?: CheckIgnore;
+  private tracked?: Promise<Tracked | undefined>;
+
+  constructor(
+    private readonly repo: PrivateRepo,
+    private readonly base: Tree,
+    private readonly fork: Tree,
+    private readonly options: CompareOptions,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  private list(tree: Tree, rel: RelPath): fs.Dirent[] {
+    try {
+      return fs.readdirSync(fsPath(tree.bytes, rel), { encoding: 'latin1', withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A directory the fork's command removed or replaced while arb walked: as it is now.
+      if (rel !== '' && (code === 'ENOENT' || code === 'ENOTDIR')) return [];
+      throw systemError('list', showRel(tree.root, rel), err);
+    }
+  }
+
+  private lstat(tree: Tree, rel: RelPath): Seen | undefined {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(fsPath(tree.bytes, rel));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw systemError('read', showRel(tree.root, rel), err);
+    }
+    return { kind: kindOf(st), st };
+  }
+
+  /** The newest mtime under a fork directory arb does not otherwise enter (.git, ignored). */
+  private newestUnder(rel: RelPath): void {
+    const stack = [rel];
+    while (stack.length) {
+      const dir = stack.pop()!;
+      let names: fs.Dirent[];
+      try {
+        names = fs.readdirSync(fsPath(this.fork.bytes, dir), { encoding: 'latin1', withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const d of names) {
+        const child = joinRel(dir, d.name);
+        const s = this.lstat(this.fork, child);
+        if (!s) continue;
+        if (s.st.mtimeMs > this.newest) this.newest = s.st.mtimeMs;
+        if (s.kind === 'dir') stack.push(child);
+      }
+    }
+  }
+
+  private skippedInFork(rel: RelPath, fork: Seen | undefined): void {
+    if (this.options.newest && fork?.kind === 'dir') this.newestUnder(rel);
+  }
+
+  async run(): Promise<void> {
+    const rootBase = this.lstat(this.base, '');
+    const rootFork = this.lstat(this.fork, '');
+    if (rootFork && this.options.newest) this.newest = rootFork.st.mtimeMs;
+    let level: DirNode[] = [
+      {
+        rel: '',
+        inBase: rootBase?.kind === 'dir',
+        inFork: rootFork?.kind === 'dir',
+        baseRules: false,
+        forkRules: false,
+        ignoredAbove: false,
+        baseLinkAbove: false,
+      },
+    ];
+    try {
+      while (level.length) {
+        const pending: Pending[] = [];
+        for (const node of level) this.listNode(node, pending);
+        await this.decide(pending);
+        const next: DirNode[] = [];
+        for (const p of pending) this.settle(p, next);
+        level = next;
+      }
+    } finally {
+      this.baseCheck?.close();
+      this.forkCheck?.close();
+    }
+  }
+
+  /** Lists a directory on both sides; what is the same by lstat is done with here. */
+  private listNode(node: DirNode, pending: Pending[]): void {
+    const baseNames = node.inBase ? this.list(this.base, node.rel) : [];
+    const forkNames = node.inFork ? this.list(this.fork, node.rel) : [];
+    if (baseNames.some((d) => d.name === '.gitignore' && d.isFile())) node.baseRules = true;
+    if (forkNames.some((d) => d.name === '.gitignore' && d.isFile())) node.forkRules = true;
+    const names = new Set<string>();
+    for (const d of baseNames) names.add(d.name);
+    for (const d of forkNames) names.add(d.name);
+    const inFork = new Set(forkNames.map((d) => d.name));
+    const inBase = new Set(baseNames.map((d) => d.name));
+    for (const name of names) {
+      const rel = joinRel(node.rel, name);
+      const base = inBase.has(name) ? this.lstat(this.base, rel) : undefined;
+      const fork = inFork.has(name) ? this.lstat(this.fork, rel) : undefined;
+      if (fork && this.options.newest && fork.st.mtimeMs > this.newest) this.newest = fork.st.mtimeMs;
+      if (name === '.git') {
+        this.skippedInFork(rel, fork);
+        continue;
+      }
+      const refusal = refusedByGit(name, base?.kind === 'symlink' || fork?.kind === 'symlink');
+      if (refusal) {
+        this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
+        this.skippedInFork(rel, fork);
+        continue;
+      }
+      if (base?.kind === 'other' && fork?.kind === 'other') continue;
+      if (fork?.kind === 'other') this.warn(`left out '${showRel(this.fork.root, rel)}': ${describeOther(fork.st)} cannot be in a patch`);
+      const b = base?.kind === 'other' ? undefined : base;
+      const f = fork?.kind === 'other' ? undefined : fork;
+      if (!b && !f) continue;
+      if (b && f && b.kind === f.kind && b.kind !== 'dir' && this.options.trustTimes !== false && statSame(b.st, f.st)) continue;
+      // A directory on one side and not on the other: two paths for git, each decided alone.
+      if (b && f && (b.kind === 'dir') !== (f.kind === 'dir')) {
+        pending.push({ node, rel, base: b, counted: false });
+        pending.push({ node, rel, fork: f, counted: false, baseLink: b.kind === 'symlink' });
+      } else {
+        pending.push({ node, rel, base: b, fork: f, counted: false });
+      }
+    }
+  }
+
+  private trackedSet(): Promise<Tracked | undefined> {
+    this.tracked ??= readTracked(this.repo, this.base.root, this.warn);
+    return this.tracked;
+  }
+
+  /** Asks git, for a whole level at once, which pending paths its .gitignore files leave out. */
+  private async decide(pending: Pending[]): Promise<void> {
+    const baseAsk: Pending[] = [];
+    const forkAsk: Pending[] = [];
+    for (const p of pending) {
+      p.counted = true;
+      if (p.node.ignoredAbove) {
+        // Inside an ignored directory only what the base's index tracks counts.
+        const tracked = await this.trackedSet();
+        const isDir = p.base?.kind === 'dir';
+        p.counted = !!p.base && !!tracked && (isDir ? tracked.dirs.has(p.rel) : tracked.files.has(p.rel));
+        continue;
+      }
+      if (p.node.baseRules && !p.node.baseLinkAbove && !p.baseLink) baseAsk.push(p);
+      if (!p.base && p.node.forkRules) forkAsk.push(p);
+    }
+    const query = (p: Pending): IgnoreQuery => ({ path: p.rel, dir: (p.base ?? p.fork)!.kind === 'dir' });
+    if (baseAsk.length) this.baseCheck ??= new CheckIgnore(this.repo, this.base.bytes.toString());
+    if (forkAsk.length) this.forkCheck ??= new CheckIgnore(this.repo, this.fork.bytes.toString());
+    const [baseIgnored, forkIgnored] = await Promise.all([
+      this.baseCheck?.ask(baseAsk.map(query)) ?? [],
+      this.forkCheck?.ask(forkAsk.map(query)) ?? [],
+    ]);
+    forkAsk.forEach((p, i) => {
+      if (forkIgnored[i]) p.counted = false;
+    });
+    for (let i = 0; i < baseAsk.length; i++) {
+      if (!baseIgnored[i]) continue;
+      const p = baseAsk[i];
+      p.counted = false;
+      if (!p.base) continue;
+      // Ignored, but tracked: a tracked file counts, and so does a directory holding one.
+      const tracked = await this.trackedSet();
+      if (!tracked) continue;
+      if (p.base.kind === 'dir' ? tracked.dirs.has(p.rel) : tracked.files.has(p.rel)) {
+        p.counted = true;
+        p.enterIgnored = p.base.kind === 'dir';
+      }
+    }
+  }
+
+  /** Enters a directory that counts, or compares what is not one. */
+  private settle(p: Pending, next: DirNode[]): void {
+    if (!p.counted) {
+      this.skippedInFork(p.rel, p.fork);
+      return;
+    }
+    const b = p.base;
+    const f = p.fork;
+    if (b?.kind === 'dir' || f?.kind === 'dir') {
+      next.push({
+        rel: p.rel,
+        inBase: b?.kind === 'dir',
+        inFork: f?.kind === 'dir',
+        baseRules: p.node.baseRules,
+        forkRules: p.node.forkRules,
+        ignoredAbove: p.node.ignoredAbove || !!p.enterIgnored,
+        baseLinkAbove: p.node.baseLinkAbove || !!p.baseLink,
+      });
+      return;
+    }
+    const bs = b && entryStat(b);
+    const fs_ = f && entryStat(f);
+    if (bs && fs_ && bs.type === fs_.type) {
+      if (bs.type === 'symlink') {
+        if (readSeenLink(this.base, p.rel).equals(readSeenLink(this.fork, p.rel))) return;
+      } else if (bs.size === fs_.size && exec(bs) === exec(fs_) && sameContent(this.base, this.fork, p.rel, bs, fs_)) {
+        return;
+      }
+    }
+    this.changes.push({ path: p.rel, base: bs, fork: fs_ });
+  }
+}
+
+/**
+ * The paths that differ between `base` and `fork` by arb diff's rules, in bytewise order. Throws
+ * an ArbError (naming the path) on anything it cannot read.
+ */
+export async function compareTrees(base: string, fork: string, options: CompareOptions = {}): Promise<CompareResult> {
+  const warn = options.warn ?? ((m: string) => process.stderr.write(`arb: ${m}\n`));
+  const go = async (repo: PrivateRepo): Promise<CompareResult> => {
+    const walker = new Walker(repo, { root: base, bytes: rootBytes(base) }, { root: fork, bytes: rootBytes(fork) }, options, warn);
+    await walker.run();
+    const changes = walker.changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+    return { changes, newestMtimeMs: options.newest ? walker.newest : undefined };
+  };
+  if (options.repo) return go(options.repo);
+  return withPrivateRepo(go);
+}
+
+/** Throws unless `dir` is a directory (following a link the user named). */
+export function mustBeDirectory(dir: string, what: string): void {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch (err) {
+    throw systemError(`read ${what}`, dir, err);
+  }
+  if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `${what} '${dir}' is not a directory`);
+}

@@ -1,0 +1,78 @@
+// The patch of a list of changes. Only the paths that differ reach git, and only as data: arb
+// reads each side's content itself (src/diff/read.ts: never through a link, never another inode
+// than the walk saw) and hands it to `git fast-import` in its private repository as two commits,
+// one holding the base's side of every changed path and one the fork's. Then
+// `git diff-tree -p --binary -M --full-index` between their trees prints a patch that
+// `git apply` takes: renames found, binary files as literal or delta data, modes and links as
+// git records them. No .gitattributes, config, textconv or external diff of either tree can take
+// part: git never looks at the trees at all.
+import type { PrivateRepo } from '../git/private-git';
+import type { Change, EntryStat, Tree } from './compare';
+import { RelPath } from './paths';
+import { readSeenFile, readSeenLink } from './read';
+
+/** A path as fast-import takes it: always C-quoted, so any byte but NUL survives. */
+export function quoteForFastImport(rel: RelPath): Buffer {
+  const body = rel.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+  return Buffer.from(`"${body}"`, 'latin1');
+}
+
+/** The mode git records: a link, an executable file (owner's x bit), or a file. */
+export function gitMode(st: EntryStat): string {
+  if (st.type === 'symlink') return '120000';
+  return st.perm & 0o100 ? '100755' : '100644';
+}
+
+function content(tree: Tree, rel: RelPath, st: EntryStat): Buffer {
+  return st.type === 'symlink' ? readSeenLink(tree, rel) : readSeenFile(tree, rel, st);
+}
+
+/**
+ * The fast-import stream: each changed path's content on each side as a blob, then a commit per
+ * side. The stream ends with `done`, so a cut-short stream is an error, not a smaller tree.
+ */
+export function fastImportStream(base: Tree, fork: Tree, changes: Change[]): Buffer {
+  const parts: Buffer[] = [];
+  const lines: Record<'base' | 'fork', Buffer[]> = { base: [], fork: [] };
+  let mark = 0;
+  const blob = (data: Buffer): number => {
+    mark += 1;
+    parts.push(Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`), data, Buffer.from('\n'));
+    return mark;
+  };
+  for (const c of changes) {
+    for (const side of ['base', 'fork'] as const) {
+      const st = c[side];
+      if (!st) continue;
+      const m = blob(content(side === 'base' ? base : fork, c.path, st));
+      lines[side].push(Buffer.from(`M ${gitMode(st)} :${m} `), quoteForFastImport(c.path), Buffer.from('\n'));
+    }
+  }
+  for (const side of ['base', 'fork'] as const) {
+    parts.push(Buffer.from(`commit refs/heads/${side}\ncommitter arb <arb@localhost> 0 +0000\ndata 0\n`), ...lines[side], Buffer.from('\n'));
+  }
+  parts.push(Buffer.from('done\n'));
+  return Buffer.concat(parts);
+}
+
+/** The patch that turns the base's side of `changes` into the fork's; empty if none. */
+export async function makePatch(repo: PrivateRepo, base: Tree, fork: Tree, changes: Change[]): Promise<Buffer> {
+  if (changes.length === 0) return Buffer.alloc(0);
+  await repo.git(['fast-import', '--quiet', '--done'], { input: fastImportStream(base, fork, changes) });
+  const r = await repo.git([
+    'diff-tree',
+    '-r',
+    '-p',
+    '--binary',
+    '--full-index',
+    '-M',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    'refs/heads/base^{tree}',
+    'refs/heads/fork^{tree}',
+  ]);
+  return r.stdout;
+}

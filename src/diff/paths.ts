@@ -1,0 +1,51 @@
+// Paths inside the trees arb diff compares. A file name is bytes, not text: a fork may hold names
+// that are not UTF-8 (0xff, a lone continuation byte), and a patch must carry them as they are.
+// So a path relative to a tree's root is kept as a "binary string", one character per byte
+// (latin1), which compares, sorts and hashes byte by byte, and is turned into a Buffer only to
+// reach the file system or git.
+import * as path from 'node:path';
+
+/** A path relative to a tree's root, '/'-separated, one character per byte; '' is the root. */
+export type RelPath = string;
+
+/** The bytes of an absolute root, as the file system takes them. */
+export function rootBytes(root: string): Buffer {
+  return Buffer.from(path.resolve(root));
+}
+
+/** The file-system path of `rel` under `root` (a Buffer, so that any byte survives). */
+export function fsPath(root: Buffer, rel: RelPath): Buffer {
+  return rel === '' ? root : Buffer.concat([root, Buffer.from(`/${rel}`, 'latin1')]);
+}
+
+export function joinRel(dir: RelPath, name: string): RelPath {
+  return dir === '' ? name : `${dir}/${name}`;
+}
+
+/** How a path is shown to a person: its bytes read as UTF-8 (odd bytes become U+FFFD). */
+export function showRel(root: string, rel: RelPath): string {
+  const name = Buffer.from(rel, 'latin1').toString('utf8');
+  return rel === '' ? root : path.join(root, name);
+}
+
+/** The name's bytes as UTF-8 text, for messages. */
+export function showName(rel: RelPath): string {
+  return Buffer.from(rel, 'latin1').toString('utf8');
+}
+
+/**
+ * Why git would refuse a path component in an index or a patch (so `git apply`, with its default
+ * core.protectNTFS, would reject the whole patch), or undefined. `.git` itself is not asked
+ * about: it is left out silently, as arb diff promises.
+ */
+export function refusedByGit(name: string, isSymlink: boolean): string | undefined {
+  const lower = name.toLowerCase();
+  // NTFS: `.git` followed by dots or spaces, or its 8.3 short name; any case.
+  if (lower === '.git' || /^\.git[. ]+$/.test(lower) || /^git~\d+$/.test(lower)) {
+    return 'git refuses names that stand for .git';
+  }
+  if (isSymlink && (/^\.gitmodules[. ]*$/.test(lower) || /^(gitmod|gi7eba)~\d+$/.test(lower))) {
+    return 'git refuses a symbolic link named .gitmodules';
+  }
+  return undefined;
+}
