@@ -47,6 +47,12 @@ export interface CloneResult {
   reflinked: number;
   /** Files with content copied in full (copy_file_range, read/write), in base or fork. */
   copied: number;
+  /**
+   * macOS only: directories cloned whole, each by one clonefile(2), in base and fork. What is
+   * inside them is not looked at, so not counted in files, directories, bytes… (nor reported
+   * in leftOut: clonefile takes FIFOs and sockets inside a directory along).
+   */
+  clonedWhole?: number;
   /** Sockets and devices, which are not cloned: relative path (and its bytes) and kind. */
   leftOut: { path: string; pathBytes?: Buffer; kind: 'socket' | 'device' }[];
 }
@@ -127,6 +133,7 @@ interface Addon {
   waitPid?(pid: number): Promise<WaitResult>;
   terminalForeground?(): { pgrp: number; foreground: number };
   clonefile?(src: string, dst: string): void;
+  inSandbox?(): boolean; // macOS (darwin/sandbox_check.cc)
   // fd passing (posix/fd_passing.cc), for the broker
   unixConnect?(path: string): number;
   sendFds?(fd: number, byte: number, fds: number[]): void;
@@ -284,6 +291,20 @@ export function sendFds(fd: number, byte: number, fds: number[]): void {
 export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
   try {
     return required('recvFds')(fd, maxFds);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+// --- macOS: Seatbelt (src/confine/seatbelt.ts) ------------------------------------------------
+
+/**
+ * Whether this process already runs inside a Seatbelt sandbox (sandbox_check), in which case
+ * sandbox-exec cannot apply another profile. macOS only.
+ */
+export function inSandbox(): boolean {
+  try {
+    return required('inSandbox')();
   } catch (err) {
     throw toSystemError(err);
   }
