@@ -134,6 +134,9 @@ interface Addon {
   terminalForeground?(): { pgrp: number; foreground: number };
   clonefile?(src: string, dst: string): void;
   inSandbox?(): boolean; // macOS (darwin/sandbox_check.cc)
+  // hardening (linux/namespaces.cc, linux/seccomp.cc)
+  namespacesProbe?(plan: NamespacePlanSpec): NamespaceProbeResult;
+  seccompAvailable?(): boolean;
   // fd passing (posix/fd_passing.cc), for the broker
   unixConnect?(path: string): number;
   sendFds?(fd: number, byte: number, fds: number[]): void;
@@ -294,6 +297,38 @@ export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
   } catch (err) {
     throw toSystemError(err);
   }
+}
+
+// --- hardening: namespaces and seccomp (src/confine/hardening.ts) ---------------------------
+
+/** What namespacesProbe found: ok, or the step that failed (errno as a code, e.g. 'EPERM'). */
+export interface NamespaceProbeResult {
+  ok: boolean;
+  errno?: number;
+  code?: string;
+  syscall?: string;
+  path?: string;
+}
+
+/**
+ * Makes the namespaces `plan` describes in a throw-away child, with the very steps confine takes
+ * (unshare, id maps, mounts, /proc), and reports whether that worked. Runs nothing else.
+ */
+export function namespacesProbe(plan: NamespacePlanSpec): NamespaceProbeResult {
+  const r = required('namespacesProbe')(plan);
+  if (!r.ok && typeof r.errno === 'number') {
+    try {
+      r.code = getSystemErrorName(-r.errno);
+    } catch {
+      r.code = `E${r.errno}`;
+    }
+  }
+  return r;
+}
+
+/** Whether this kernel takes seccomp filters (that return an errno). Installs nothing. */
+export function seccompAvailable(): boolean {
+  return required('seccompAvailable')();
 }
 
 // --- macOS: Seatbelt (src/confine/seatbelt.ts) ------------------------------------------------

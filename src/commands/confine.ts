@@ -36,6 +36,16 @@ export function builder(y: Argv): Argv {
     .option('no-ignore', { type: 'boolean', describe: 'fork what .gitignore files ignore too' })
     .option('rm', { type: 'boolean', describe: 'wait for the command, then remove the fork and its base' })
     .option('verbose', { alias: 'v', type: 'boolean', describe: 'say which Landlock ABI is enforced and what is granted' })
+    // Hardening (src/confine/hardening.ts, environment.ts, explain.ts).
+    .option('no-network', { type: 'boolean', describe: 'no network: only loopback (a network namespace), else Landlock and seccomp deny TCP and other sockets' })
+    .option('keep-env', {
+      alias: 'e',
+      type: 'string',
+      requiresArg: true,
+      describe: 'keep the variable NAME although it looks secret (repeatable; tokens, keys and SSH_AUTH_SOCK are removed)',
+    })
+    .option('explain', { type: 'boolean', describe: 'print what the command could read, write and reach here, and which layers this kernel enforces; run nothing' })
+    .option('landlock-only', { type: 'boolean', describe: 'Landlock alone, without namespaces (as ARB_CONFINE_NO_NAMESPACES=1 does)' })
     .example('$0 -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
     .example('$0 -d . --  make test', 'run make in the working directory itself')
     .epilogue('See man confine for what the command may and may not do.');
@@ -96,10 +106,12 @@ export async function run(args: Record<string, unknown>, ctx: Context): Promise<
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { usageError } = require('../errors') as typeof import('../errors');
   const [command, ...rest] = ctx.rest ?? [];
-  if (command === undefined) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
-  return confine({
+  // --explain says what confine would do, with or without CMD, and runs nothing (hardening).
+  const explain = Boolean(args.explain);
+  if (command === undefined && !explain) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
+  return (explain ? (require('../confine/explain') as typeof import('../confine/explain')).explain : confine)({
     program: ctx.program,
-    command,
+    command: command ?? '',
     args: rest,
     dir: single(args.dir, '-d'),
     write: list(args.write),

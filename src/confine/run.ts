@@ -16,6 +16,7 @@ import * as native from '../native';
 import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
+import { environmentScrubStep, hardeningStep } from './hardening';
 
 /** What the command line asked for. */
 export interface ConfineOptions {
@@ -57,6 +58,8 @@ export interface ConfinePlan {
   argv: string[];
   /** The command's environment. */
   env: Record<string, string>;
+  /** Variables kept in it even if they look secret (-e NAME, and presets: an agent's own key). */
+  keepEnv: string[];
   /** The home directory `~` means ($HOME, else the user's), and every home to protect. */
   home: string;
   homes: string[];
@@ -249,10 +252,13 @@ export const STEPS: { name: string; run: ConfineStep }[] = [
   { name: 'environment', run: environmentStep },
   // Steps that change the environment (scrubbing, the broker's PATH) go here, before the
   // command is looked up on PATH.
+  { name: 'scrub-environment', run: environmentScrubStep },
   { name: 'command', run: commandStep },
   { name: 'fork', run: forkStep },
   // Steps that add writable paths (plan.extraWritable) go here, before the policy.
   { name: 'policy', run: policyStep },
+  // Namespaces, seccomp and --no-network: before the ruleset, which reads plan.denyNetwork.
+  { name: 'hardening', run: hardeningStep },
   { name: 'ruleset', run: rulesetStep },
   // Namespaces and seccomp (plan.namespaces, plan.seccomp) go here.
   { name: 'wait', run: waitStep },
@@ -265,6 +271,7 @@ export function emptyPlan(options: ConfineOptions): ConfinePlan {
     file: '',
     argv: [],
     env: {},
+    keepEnv: [],
     home: '',
     homes: [],
     extraWritable: [],
@@ -367,7 +374,7 @@ export function describePlan(plan: ConfinePlan): string[] {
   for (const g of grants) {
     const shown = tilde(plan, g.path);
     const via = g.given ? ` (as ${tilde(plan, g.given)})` : '';
-    lines.push(`  ${g.access === 'read' ? 'read ' : 'write'} ${shown.padEnd(width)}  ${g.why}${via}`);
+    lines.push(`  ${g.access.padEnd(5)} ${shown.padEnd(width)}  ${g.why}${via}`);
   }
   for (const s of plan.policy?.skipped ?? []) lines.push(`  skip  ${tilde(plan, s.path)}: ${s.why}`);
   lines.push(...plan.notes);
