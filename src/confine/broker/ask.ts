@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { killTree } from './process-tree';
+
 export type Answer = 'once' | 'always' | 'no';
 
 export interface Question {
@@ -236,8 +238,10 @@ function runAsker(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutM
       signal?.removeEventListener('abort', onAbort);
       resolve(r);
     };
+    // The asker and what it started (a script's children) go; its output is no longer read.
     const stop = (): void => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) killTree(child.pid, 'SIGKILL');
+      child.stdout.destroy();
     };
     const onAbort = (): void => {
       stop();

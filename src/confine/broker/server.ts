@@ -17,7 +17,7 @@
 // goes away (killed mid-call) withdraws its question, and its tool, if running, is stopped. When
 // confine exits, running tools are stopped (SIGTERM, then SIGKILL two seconds later; on an abrupt
 // exit SIGKILL at once), and the directory is removed.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -27,6 +27,7 @@ import { ArbError } from '../../errors';
 import { recvFds } from '../../native';
 import { addAllowed, allowFilePath, readAllowed } from './allow';
 import { AskResult, Question, ask as defaultAsk, displayCommandLine, findOnPath } from './ask';
+import { killTree, processTree, signalAll } from './process-tree';
 import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
 import { TOOLS } from './tools';
 import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository } from './tools/git';
@@ -119,44 +120,6 @@ function socketFd(socket: net.Socket): number {
   const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
   if (typeof fd !== 'number' || fd < 0) throw new ProtocolError("cannot find the connection's descriptor");
   return fd;
-}
-
-/** A process and every process under it, found with ps (Linux and macOS alike). */
-export function processTree(pid: number): number[] {
-  let table: string;
-  try {
-    table = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  } catch {
-    return [pid];
-  }
-  const children = new Map<number, number[]>();
-  for (const line of table.split('\n')) {
-    const [p, pp] = line.trim().split(/\s+/).map(Number);
-    if (!Number.isInteger(p) || !Number.isInteger(pp)) continue;
-    const list = children.get(pp) ?? [];
-    list.push(p);
-    children.set(pp, list);
-  }
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length > 0) {
-    const p = stack.pop() as number;
-    if (out.includes(p)) continue;
-    out.push(p);
-    stack.push(...(children.get(p) ?? []));
-  }
-  return out;
-}
-
-function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  for (const p of processTree(pid)) {
-    try {
-      process.kill(p, signal);
-    } catch {
-      /* gone */
-    }
-  }
 }
 
 interface Connection {
@@ -419,41 +382,18 @@ class BrokerServer implements Broker {
     return result;
   }
 
-  /** SIGTERM to the tool and what it started, SIGKILL if still there after the grace. */
+  /** SIGTERM to the tool and what it started, SIGKILL to what is left after the grace. */
   private stop(run: Running): void {
     if (run.stopped) return;
     run.stopped = true;
-    const pid = run.child.pid;
-    const tree = pid === undefined ? [] : processTree(pid);
-    for (const p of tree) {
-      try {
-        process.kill(p, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-    }
-    const timer = setTimeout(() => {
-      for (const p of tree) {
-        try {
-          process.kill(p, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }
-    }, KILL_GRACE_MS);
+    const tree = run.child.pid === undefined ? [] : processTree(run.child.pid);
+    signalAll(tree, 'SIGTERM');
+    const timer = setTimeout(() => signalAll(tree, 'SIGKILL'), KILL_GRACE_MS);
     timer.unref();
+    // Once the tool is gone, what it started and left is not waited for.
     void run.exited.then(() => {
-      // The tool is gone; what it started and left is not waited for.
-      setTimeout(() => {
-        clearTimeout(timer);
-        for (const p of tree.slice(1)) {
-          try {
-            process.kill(p, 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
-      }, 100).unref();
+      clearTimeout(timer);
+      setTimeout(() => signalAll(tree.slice(1), 'SIGKILL'), 100).unref();
     });
   }
 
