@@ -218,11 +218,12 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     }
   }
 
-  // Links on the way to a bound path that live inside a mask are made again there, so that
-  // ~/.gitconfig -> dotfiles/gitconfig still leads somewhere.
+  // Links on the way to a granted path that live inside a mask are made again there, so that
+  // ~/.gitconfig -> dotfiles/gitconfig still leads somewhere (and ~/.config -> /data, where
+  // nothing needs binding, too).
   const links = new Map<string, string>();
-  for (const op of kept) {
-    for (const link of linksOf.get(op.path) ?? []) {
+  for (const steps of linksOf.values()) {
+    for (const link of steps) {
       const above = nearestAbove(link.location);
       if (above && (above.kind === 'mask' || above.kind === 'tmpfs')) links.set(link.location, link.target);
     }
