@@ -1,0 +1,40 @@
+// A stand-in for the real gh, for the broker's tests: it records its arguments, says where it ran,
+// and by its arguments reads stdin (pr view), fails (issue list), or waits (run watch).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface FakeGh {
+  bin: string;
+  log: string;
+  /** The lines the fake wrote to its log: "start ARGS", "end ARGS". */
+  calls(): string[];
+}
+
+export function makeFakeGh(dir: string): FakeGh {
+  const bin = path.join(dir, 'fake-bin');
+  fs.mkdirSync(bin, { recursive: true, mode: 0o755 });
+  const log = path.join(dir, 'fake-gh.log');
+  fs.writeFileSync(log, '', { mode: 0o666 });
+  fs.chmodSync(log, 0o666);
+  fs.writeFileSync(
+    path.join(bin, 'gh'),
+    `#!/bin/sh
+echo "start $*" >> ${log}
+echo "ran in $(pwd)"
+echo "args: $*"
+case "$1 $2" in
+  "pr view") echo "stdin: $(cat)" ;;
+  "issue list") echo oops >&2; echo "end $*" >> ${log}; exit 3 ;;
+  "run watch") echo $$ > ${log}.pid; sleep 30 ;;
+  "pr create") sleep 0.2; git status --porcelain >/dev/null 2>&1; git config remote.origin.gh-resolved base 2>/dev/null ;;
+esac
+echo "end $*" >> ${log}
+`,
+    { mode: 0o755 },
+  );
+  return {
+    bin,
+    log,
+    calls: () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean),
+  };
+}
