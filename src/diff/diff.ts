@@ -3,12 +3,13 @@
 // files whose size, permissions or time differ; the patch (src/diff/patch.ts) is made from those
 // paths alone, in a private repository removed afterwards.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { baseOf } from '../fork/names';
 import { withPrivateRepo } from '../git/private-git';
 import { compareTrees, mustBeDirectory } from './compare';
-import { rootBytes } from './paths';
+import { RelPath, rootBytes } from './paths';
 import { makePatch } from './patch';
 
 export interface DiffOptions {
@@ -18,15 +19,69 @@ export interface DiffOptions {
   fork: string;
   /** A fork and its base: files whose size, mode and time match are not read. */
   trustTimes: boolean;
+  /** Put before every path in the patch: see applyPrefix(). */
+  prefix?: RelPath;
   warn?: (message: string) => void;
 }
 
 /** The two sides of `arb diff FORK` or `arb diff DIR1 DIR2`, checked to be directories. */
-export function sidesOf(first: string, second?: string): { base: string; fork: string; trustTimes: boolean } {
+export interface Sides {
+  base: string;
+  fork: string;
+  trustTimes: boolean;
+  prefix: RelPath;
+}
+
+function isGitTop(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(path.join(dir, '.git'));
+    return st.isDirectory() || st.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the paths of a fork's patch start. `git apply` takes the paths of a `diff --git` patch
+ * as relative to the top of the repository it runs in, and silently skips those outside the
+ * directory it runs in. So when the forked directory lies inside a repository but is not its
+ * top (a package of a monorepo), its patch names files from that top (`pkg/src/main.c`), as
+ * `git diff` would, and applies in the directory or anywhere above it in the repository. The
+ * directory is the fork's sibling whose name the fork's extends (`pkg` for `pkg.1`); the
+ * repository is found by `.git` alone, never reading it. Nothing is read if the base has its
+ * own `.git`: the directory was a repository's top.
+ */
+export function applyPrefix(fork: string, base: string): RelPath {
+  if (isGitTop(base)) return '';
+  const parent = path.dirname(path.resolve(fork));
+  const name = path.basename(path.resolve(fork));
+  let original: string | undefined;
+  for (let i = name.lastIndexOf('.'); i > 0; i = name.lastIndexOf('.', i - 1)) {
+    const candidate = name.slice(0, i);
+    try {
+      if (fs.statSync(path.join(parent, candidate)).isDirectory()) {
+        original = candidate;
+        break;
+      }
+    } catch {
+      /* not this one */
+    }
+  }
+  if (original === undefined) return '';
+  for (let top = parent; ; top = path.dirname(top)) {
+    if (isGitTop(top)) {
+      const rel = path.relative(top, path.join(parent, original));
+      return Buffer.from(`${rel}/`).toString('latin1');
+    }
+    if (path.dirname(top) === top) return '';
+  }
+}
+
+export function sidesOf(first: string, second?: string): Sides {
   if (second !== undefined) {
     mustBeDirectory(first, 'DIR1');
     mustBeDirectory(second, 'DIR2');
-    return { base: first, fork: second, trustTimes: false };
+    return { base: first, fork: second, trustTimes: false, prefix: '' };
   }
   mustBeDirectory(first, 'the fork');
   const base = baseOf(first);
@@ -42,7 +97,7 @@ export function sidesOf(first: string, second?: string): { base: string; fork: s
     throw systemError('read the base', base, err);
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `the base '${base}' of '${first}' is not a directory`);
-  return { base, fork: first, trustTimes: true };
+  return { base, fork: first, trustTimes: true, prefix: applyPrefix(first, base) };
 }
 
 /** The patch from `base` to `fork` (empty when nothing that counts differs). */
@@ -51,6 +106,6 @@ export async function diffTrees(options: DiffOptions): Promise<Buffer> {
     const { changes } = await compareTrees(options.base, options.fork, { repo, warn: options.warn, trustTimes: options.trustTimes });
     const base = { root: options.base, bytes: rootBytes(options.base) };
     const fork = { root: options.fork, bytes: rootBytes(options.fork) };
-    return makePatch(repo, base, fork, changes);
+    return makePatch(repo, base, fork, changes, options.prefix ?? '');
   });
 }

@@ -31,7 +31,7 @@ function content(tree: Tree, rel: RelPath, st: EntryStat): Buffer {
  * The fast-import stream: each changed path's content on each side as a blob, then a commit per
  * side. The stream ends with `done`, so a cut-short stream is an error, not a smaller tree.
  */
-export function fastImportStream(base: Tree, fork: Tree, changes: Change[]): Buffer {
+export function fastImportStream(base: Tree, fork: Tree, changes: Change[], prefix: RelPath = ''): Buffer {
   const parts: Buffer[] = [];
   const lines: Record<'base' | 'fork', Buffer[]> = { base: [], fork: [] };
   let mark = 0;
@@ -45,7 +45,7 @@ export function fastImportStream(base: Tree, fork: Tree, changes: Change[]): Buf
       const st = c[side];
       if (!st) continue;
       const m = blob(content(side === 'base' ? base : fork, c.path, st));
-      lines[side].push(Buffer.from(`M ${gitMode(st)} :${m} `), quoteForFastImport(c.path), Buffer.from('\n'));
+      lines[side].push(Buffer.from(`M ${gitMode(st)} :${m} `), quoteForFastImport(prefix + c.path), Buffer.from('\n'));
     }
   }
   for (const side of ['base', 'fork'] as const) {
@@ -55,10 +55,13 @@ export function fastImportStream(base: Tree, fork: Tree, changes: Change[]): Buf
   return Buffer.concat(parts);
 }
 
-/** The patch that turns the base's side of `changes` into the fork's; empty if none. */
-export async function makePatch(repo: PrivateRepo, base: Tree, fork: Tree, changes: Change[]): Promise<Buffer> {
+/**
+ * The patch that turns the base's side of `changes` into the fork's; empty if none. `prefix`
+ * ('' or ending in '/') goes before every path in it.
+ */
+export async function makePatch(repo: PrivateRepo, base: Tree, fork: Tree, changes: Change[], prefix: RelPath = ''): Promise<Buffer> {
   if (changes.length === 0) return Buffer.alloc(0);
-  await repo.git(['fast-import', '--quiet', '--done'], { input: fastImportStream(base, fork, changes) });
+  await repo.git(['fast-import', '--quiet', '--done'], { input: fastImportStream(base, fork, changes, prefix) });
   const r = await repo.git([
     'diff-tree',
     '-r',

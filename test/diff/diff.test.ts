@@ -155,6 +155,42 @@ describe('arb diff FORK', () => {
   });
 });
 
+describe('arb diff of a subdirectory of a repository', () => {
+  it('names files from the top of the repository, so that git apply in the directory takes them', () => {
+    const repo = path.join(work, 'mono');
+    const dir = path.join(repo, 'packages', 'pkg.v2');
+    write(path.join(dir, 'src/index.js'), 'one\n');
+    write(path.join(repo, 'README.md'), 'top\n');
+    git(repo, ['init', '-q']);
+    git(repo, ['add', '.']);
+    git(repo, ['commit', '-qm', 'init']);
+    const fork = cpFork(dir);
+    fs.appendFileSync(path.join(fork, 'src/index.js'), 'two\n');
+    const r = arb(['diff', fork]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/^diff --git a\/packages\/pkg\.v2\/src\/index\.js b\/packages\/pkg\.v2\/src\/index\.js\n/);
+    // In the directory itself (git would silently skip paths that did not start from the top).
+    expect(gitApply(dir, r.stdout)).toEqual({ status: 0, stderr: '' });
+    expect(fs.readFileSync(path.join(dir, 'src/index.js'), 'utf8')).toBe('one\ntwo\n');
+    // And from the top.
+    git(repo, ['checkout', '-q', '.']);
+    expect(gitApply(repo, r.stdout)).toEqual({ status: 0, stderr: '' });
+    expect(fs.readFileSync(path.join(dir, 'src/index.js'), 'utf8')).toBe('one\ntwo\n');
+  });
+
+  it('names files from the directory when it is a repository of its own', () => {
+    const outer = path.join(work, 'home');
+    git(work, ['init', '-q', outer]);
+    const dir = path.join(outer, 'proj');
+    makeRepo(dir);
+    const fork = cpFork(dir);
+    fs.appendFileSync(path.join(fork, 'README.md'), 'more\n');
+    const r = arb(['diff', fork]);
+    expect(r.stdout).toMatch(/^diff --git a\/README\.md b\/README\.md\n/);
+    expect(gitApply(dir, r.stdout)).toEqual({ status: 0, stderr: '' });
+  });
+});
+
 describe('what arb diff leaves out', () => {
   it("leaves out what the base's .gitignore ignores, but for files the base's index tracks", () => {
     const dir = path.join(work, 'proj');
