@@ -72,7 +72,8 @@ export function scopes(abi: number): bigint {
   return abi >= 6 ? SCOPE.ABSTRACT_UNIX_SOCKET | SCOPE.SIGNAL : 0n;
 }
 
-/** Reading and running: what is granted around the home directory and to readable paths. */
+/** Reading and running: what is granted around the home directory and to readable paths (with
+ *  listing, which is granted from / anyway). */
 export const READ_RIGHTS = FS.EXECUTE | FS.READ_FILE | FS.READ_DIR;
 
 /**
@@ -82,6 +83,7 @@ export const READ_RIGHTS = FS.EXECUTE | FS.READ_FILE | FS.READ_DIR;
  */
 export function grantRights(grant: Pick<Grant, 'access' | 'isDirectory' | 'sockets'>, abi: number): bigint {
   const known = fsRights(abi);
+  if (grant.access === 'list') return grant.isDirectory ? FS.READ_DIR : 0n;
   let rights = grant.access === 'read' ? READ_RIGHTS : known & ~FS.RESOLVE_UNIX;
   if (grant.access === 'write' && grant.sockets) rights |= FS.RESOLVE_UNIX;
   if (!grant.isDirectory) rights &= FILE_RIGHTS;

@@ -10,7 +10,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export type Access = 'read' | 'write';
+/** list: directory names only; read: reading and running; write: everything. */
+export type Access = 'list' | 'read' | 'write';
 
 export interface Grant {
   /** The path as granted: absolute, links resolved. */
@@ -169,6 +170,10 @@ export function holdsHome(dir: string, homes: readonly string[]): string | undef
  * it is in (or above) a home directory.
  */
 export function aroundHomes(homes: readonly string[], view: FsView, policy: Policy): void {
+  // Listing is granted from / down, so that / and the directories above the home directory can
+  // be listed; Landlock grants it to everything beneath, so names in the home directory (not
+  // their contents) can be listed too.
+  policy.grants.push({ path: '/', access: 'list', isDirectory: true, why: 'names in every directory (not what is in the files)' });
   const above = new Set<string>();
   for (const h of homes) for (const a of ancestors(h)) above.add(a);
   const onPath = (p: string) => above.has(p) || homes.includes(p);
@@ -270,5 +275,5 @@ export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
  */
 export function canRead(file: string, policy: Pick<Policy, 'homes' | 'grants'>): boolean {
   if (!policy.homes.some((h) => isInside(file, h))) return true;
-  return policy.grants.some((g) => isInside(file, g.path));
+  return policy.grants.some((g) => g.access !== 'list' && isInside(file, g.path));
 }

@@ -15,6 +15,7 @@ import { ArbError, systemError, usageError } from '../errors';
 import * as native from '../native';
 import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
+import { removeTree } from '../fork/remove';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
 import { environmentScrubStep, hardeningStep } from './hardening';
 
@@ -175,21 +176,17 @@ export const commandStep: ConfineStep = (plan) => {
 export const forkStep: ConfineStep = async (plan) => {
   const { options } = plan;
   if (options.dir !== undefined) return;
-  let forkModule: { fork(o: { dir: string; name?: string; noIgnore?: boolean; warn?: (m: string) => void }): Promise<ForkMade> };
-  try {
-    // Loaded only when forking: it brings the clone engine and private git.
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    forkModule = require('../fork/fork');
-  } catch (err) {
-    throw new ArbError('ARB_INTERNAL', 'this build of arb cannot fork yet', { hint: 'give the directory to run in with -d DIR', cause: err });
-  }
+  // Loaded only when forking: it brings the clone engine and private git.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const forkModule = require('../fork/fork') as typeof import('../fork/fork');
   const made = await forkModule.fork({
     dir: plan.dir,
     name: options.name,
     noIgnore: options.noIgnore,
     warn: (m) => say(plan, m),
+    progress: true,
   });
-  plan.fork = made;
+  plan.fork = { source: made.source, fork: made.fork, base: made.base };
   plan.dir = fs.realpathSync.native(made.fork);
   say(plan, `forked ${made.source} to ${made.fork}`);
   // A relative command or PATH entry now means the fork.
@@ -420,25 +417,6 @@ function failureError(plan: ConfinePlan, err: unknown): ArbError {
   const step = e.syscall ?? 'confine';
   const target = e.path ?? plan.dir;
   return systemError(step === 'open' || step === 'landlock_add_rule' ? `grant access to` : `set up the confinement (${step}) for`, target, err, 'nothing was run');
-}
-
-function removeTree(p: string): void {
-  try {
-    fs.rmSync(p, { recursive: true, force: true });
-    return;
-  } catch {
-    // A directory the command made read-only (Go's module cache does) stops rm: open it up.
-  }
-  const open = (d: string) => {
-    try {
-      fs.chmodSync(d, 0o700);
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) open(path.join(d, e.name));
-    } catch {
-      /* whatever is left is reported by the second rm */
-    }
-  };
-  open(p);
-  fs.rmSync(p, { recursive: true, force: true });
 }
 
 export function removeFork(made: ForkMade): void {
