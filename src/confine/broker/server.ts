@@ -45,8 +45,11 @@ const SUN_PATH_MAX = process.platform === 'darwin' ? 104 : 108;
 export interface BrokerOptions {
   /** The directory the command is confined to. */
   root: string;
-  /** Every path the command may write (the clone of .git is made in none of them). */
-  writable: string[];
+  /**
+   * Every path the command may write (the clone of .git is made in none of them); a function is
+   * asked at each request, so confine can start the broker before its policy is made.
+   */
+  writable: readonly string[] | (() => readonly string[]);
   /** The environment confine started with: the tools run with it, and CONFINE_ASK is read from it. */
   env: NodeJS.ProcessEnv;
   /** The user's home directory (~/.config/confine/allow). */
@@ -341,7 +344,9 @@ class BrokerServer implements Broker {
     let git: PreparedGit | undefined;
     if (tool.runsGit) {
       try {
-        git = await prepareGit(cwd, { snapshot: this.snapshot, root, writable: this.options.writable, home: this.options.home, env: this.options.env });
+        const w = this.options.writable;
+        const writable = [...(typeof w === 'function' ? w() : w)];
+        git = await prepareGit(cwd, { snapshot: this.snapshot, root, writable, home: this.options.home, env: this.options.env });
       } catch (err) {
         if (err instanceof GitRefused) return denied(err.message);
         throw err;
@@ -472,6 +477,10 @@ export async function startBroker(options: BrokerOptions): Promise<Broker | unde
     });
     fs.chmodSync(socketPath, 0o600);
     server.on('error', () => undefined);
+    // Listening alone does not keep confine running: if confine fails before the command starts,
+    // it exits as it would, and the exit hook removes the directory. A request being served
+    // (its connection, a dialog, a running tool) does keep it.
+    server.unref();
     return new BrokerServer(dir, socketPath, shimDir, server, { ...options, home }, programs, byName, snapshot);
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,61 @@
+// The broker's step in arb confine's plan (src/confine/run.ts STEPS): after the fork is made
+// (the snapshot of its git configuration is taken then), before the policy (which reads the
+// writable paths it adds).
+//
+// Where a tool it offers (gh) is on the PATH confine started with, and --headless is not given:
+//   - starts the broker (server.ts): a private directory with the socket and the shims
+//   - puts the shims first on the command's PATH, and sets CONFINE_SOCKET
+//   - makes that directory a writable path, so it stays reachable in a private /tmp
+//   - lets the command read arb itself where it is installed in the home directory (the shim is
+//     arb), as the preset step does for an agent's own files
+//   - makes confine wait for the command (it serves requests meanwhile), and stops the broker
+//     when the command has exited
+import * as path from 'node:path';
+
+import type { ConfinePlan, ConfineStep } from '../run';
+import { findTools, startBroker } from './server';
+import { TOOLS } from './tools';
+
+/** arb's own files: the package root (dist/, build/Release/arb.node, node_modules). */
+function arbRoot(): string {
+  return path.resolve(__dirname, '..', '..', '..');
+}
+
+function isInside(parent: string, p: string): boolean {
+  const rel = path.relative(parent, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The paths the command may write, once the policy is made. */
+function writablePaths(plan: ConfinePlan): string[] {
+  const grants = plan.policy?.grants ?? [];
+  return [plan.dir, ...grants.filter((g) => g.access === 'write').map((g) => g.path)];
+}
+
+export const brokerStep: ConfineStep = async (plan) => {
+  if (plan.options.flags.headless) return;
+  const cli = path.join(arbRoot(), 'dist', 'cli.js');
+  const programs = findTools(plan.options.env.PATH, TOOLS, cli);
+  if (Object.keys(programs).length === 0) return;
+
+  const broker = await startBroker({
+    root: plan.dir,
+    writable: () => writablePaths(plan),
+    env: plan.options.env,
+    home: plan.home,
+    programs,
+    cli,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  if (!broker) return;
+  plan.env = broker.commandEnv(plan.env);
+  plan.extraWritable.push({ path: broker.dir, why: `asking confine to run ${broker.tools.join(', ')} outside (CONFINE_SOCKET)`, sockets: true });
+  if (plan.homes.some((h) => isInside(h, arbRoot()))) plan.options.read.push(arbRoot());
+  plan.waitReasons.push(`asking to run ${broker.tools.join(', ')} outside`);
+  plan.notes.push(`${broker.tools.join(', ')} on PATH ask${broker.tools.length === 1 ? 's' : ''} confine, outside, to run the real one (${Object.values(programs).join(', ')}); --headless turns this off`);
+  plan.afterExit.push(() => broker.close());
+  // `confine gh …` itself goes through the shim too: look the command up again on the new PATH.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { commandStep } = require('../run') as typeof import('../run');
+  await commandStep(plan);
+};
