@@ -19,6 +19,7 @@ import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { inSandbox as nativeInSandbox } from '../native';
+import type { Grant } from './policy';
 
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
@@ -205,6 +206,30 @@ export function seatbeltArgv(policy: SeatbeltPolicy): string[] {
   for (const [name, value] of params) argv.push('-D', `${name}=${value}`);
   argv.push('--', ...policy.command);
   return argv;
+}
+
+/**
+ * The Seatbelt policy for the grants src/confine/policy.ts decides (the lists Landlock and bwrap
+ * take): 'write' grants are the writable paths, 'read' grants the readable ones (those around
+ * the home directories are dropped by the profile: reading outside them is never denied), 'list'
+ * grants mean nothing here; a grant that is not a directory is matched as a file.
+ */
+export function seatbeltPolicyFromGrants(input: {
+  homes: readonly string[];
+  directory: string;
+  grants: readonly Pick<Grant, 'path' | 'access' | 'isDirectory'>[];
+  command: readonly string[];
+}): SeatbeltPolicy {
+  if (input.homes.length === 0) throw new ArbError('ARB_INTERNAL', 'seatbelt: no home directory to protect');
+  const readable: string[] = [];
+  const writable: string[] = [];
+  const files: string[] = [];
+  for (const g of input.grants) {
+    if (g.access === 'list' || g.path === input.directory) continue;
+    (g.access === 'write' ? writable : readable).push(g.path);
+    if (!g.isDirectory) files.push(g.path);
+  }
+  return { home: input.homes[0], homes: input.homes.slice(1), directory: input.directory, readable, writable, command: input.command, files };
 }
 
 // --- resolving paths -----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import {
   resolveSeatbeltPath,
   resolveSeatbeltPolicy,
   seatbeltArgv,
+  seatbeltPolicyFromGrants,
   seatbeltProfile,
 } from '../../src/confine/seatbelt';
 import { ArbError } from '../../src/errors';
@@ -205,6 +206,38 @@ describe('seatbeltProfile / seatbeltArgv', () => {
     expect(() => seatbeltArgv(policy({ home: '/' }))).toThrow(/cannot be '\/'/);
     expect(() => seatbeltArgv(policy({ command: [] }))).toThrow(/no command/);
     expect(() => seatbeltArgv(policy({ command: ['claude'] }))).toThrow(ArbError);
+  });
+});
+
+describe('seatbeltPolicyFromGrants', () => {
+  it("takes policy.ts's grants: write -> writable, read -> readable, files as files, list ignored", () => {
+    const p = seatbeltPolicyFromGrants({
+      homes: ['/Users/me', '/Users/me-too'],
+      directory: '/Users/me/src/p.1',
+      grants: [
+        { path: '/', access: 'list', isDirectory: true },
+        { path: '/Applications', access: 'read', isDirectory: true },
+        { path: '/Users/me/.gitconfig', access: 'read', isDirectory: false },
+        { path: '/Users/me/.local/bin', access: 'read', isDirectory: true },
+        { path: '/private/tmp', access: 'write', isDirectory: true },
+        { path: '/dev/null', access: 'write', isDirectory: false },
+        { path: '/Users/me/src/p.1', access: 'write', isDirectory: true },
+      ],
+      command: ['/bin/sh'],
+    });
+    expect(p).toEqual({
+      home: '/Users/me',
+      homes: ['/Users/me-too'],
+      directory: '/Users/me/src/p.1',
+      readable: ['/Applications', '/Users/me/.gitconfig', '/Users/me/.local/bin'],
+      writable: ['/private/tmp', '/dev/null'],
+      command: ['/bin/sh'],
+      files: ['/Users/me/.gitconfig', '/dev/null'],
+    });
+    // And the profile keeps only what matters on a Mac: no rule for /Applications.
+    const ps = seatbeltProfile(p).params.map(([, v]) => v);
+    expect(ps).not.toContain('/Applications');
+    expect(ps).toContain('/Users/me/.gitconfig');
   });
 });
 
