@@ -31,11 +31,6 @@ struct MountOp {
 };
 
 struct MountPlan {
-  // Transitional: what landlock_exec.cc parsed before ParseNamespacePlan existed; unused.
-  std::vector<std::string> writable;
-  std::vector<std::string> masked;
-  std::vector<std::string> privateTmp;
-
   // Everything (recursively) read-only before `ops` run, so chmod/chown/utime/setxattr outside
   // the writable paths fail with EROFS.
   bool readOnlyRoot = true;

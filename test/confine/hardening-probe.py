@@ -7,7 +7,7 @@
 #   chmod:MODE:PATH      chmod to MODE (octal)
 #   utime:PATH           set the times to 2000-01-01 (touch -d)
 #   cmdline:PID          read /proc/PID/cmdline (OK carries it, NULs as spaces)
-#   findcmdline:TEXT     OK if some /proc/*/cmdline holds TEXT, else ENOENT
+#   findcmdline:HEX      OK PID if some /proc/*/cmdline holds the text HEX encodes, else ENOENT
 #   pids                 OK N: how many processes /proc shows
 #   kill:PID             kill(PID, 0)
 #   unix:PATH            connect to a pathname unix socket
@@ -46,8 +46,10 @@ def run(op, arg):
         os.utime(arg, (946684800, 946684800))
     elif op == 'cmdline':
         with open('/proc/%s/cmdline' % arg, 'rb') as f:
-            return 'OK ' + f.read().replace(b'\0', b' ').decode(errors='replace').strip()
+            return 'OK ' + ' '.join(f.read().decode(errors='replace').split())
     elif op == 'findcmdline':
+        # TEXT comes in hex, so that this process's own command line does not hold it.
+        arg = bytes.fromhex(arg).decode()
         for pid in os.listdir('/proc'):
             if not pid.isdigit():
                 continue
@@ -126,4 +128,5 @@ for spec in sys.argv[1:]:
         result = 'TIMEOUT'
     except OSError as e:
         result = name(e)
-    print('%s %s -> %s' % (op, arg, result), flush=True)
+    # A line of its own even after a character TIOCSTI typed (and the terminal echoed).
+    print('\n%s %s -> %s' % (op, arg, result), flush=True)

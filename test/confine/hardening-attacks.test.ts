@@ -1,0 +1,434 @@
+// The ways around Landlock that confine's hardening closes (issue 6), tried as a hostile command
+// would, as the unprivileged test user, in both modes: with namespaces (the default where they
+// work, as here) and with Landlock alone (ARB_CONFINE_NO_NAMESPACES=1, as on a machine without
+// user namespaces). Each denial is paired with an access that works, and asserts the errno. What
+// the man page documents as not holding with Landlock alone is asserted as not holding there.
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+import { landlockAbi } from '../../src/native';
+import { CLI, REPO_ROOT, itIf, testEnv } from '../helpers/env';
+import { RunResult, arbAsUser, asUser } from '../helpers/run';
+
+const env = testEnv();
+const user = env.user;
+const home = user?.home ?? '/home/arbtest';
+const haveUser = Boolean(user && env.userWork);
+const test = itIf(haveUser, env.userMissing ?? 'no test user');
+const PROBE = path.join(REPO_ROOT, 'test', 'confine', 'hardening-probe.py');
+const ABI = landlockAbi();
+const TOKEN = `FAKE-CMDLINE-TOKEN-${process.pid}`;
+
+const MODES: [string, Record<string, string>][] = [
+  ['namespaces', {}],
+  ['Landlock alone', { ARB_CONFINE_NO_NAMESPACES: '1' }],
+];
+
+// --- the stage: a project, files and listeners outside it --------------------------------------
+
+let area = '';
+let project = '';
+let outsideFile = '';
+let tmpArea = '';
+let tmpProject = '';
+let tmpExtra = '';
+let xdg = '';
+let madeXdg = false;
+const sockets = { home: '', tmp: '', xdg: '' };
+const abstractName = `arb-hardening-${process.pid}`;
+let listener: ChildProcess | undefined;
+let listenerOut = '';
+let listenerPid = 0;
+let tcpPort = 0;
+let udpPort = 0;
+
+function own(p: string, mode?: number): void {
+  fs.chownSync(p, user!.uid, user!.gid);
+  if (mode !== undefined) fs.chmodSync(p, mode);
+}
+
+function userDir(p: string): string {
+  fs.mkdirSync(p, { recursive: true });
+  own(p, 0o755);
+  return p;
+}
+
+function userFile(p: string, content = 'x\n', mode = 0o644): string {
+  fs.writeFileSync(p, content);
+  own(p, mode);
+  return p;
+}
+
+// Listens, as the user, on an abstract socket, on TCP and UDP on 127.0.0.1; prints what UDP gets.
+// Its command line carries a token, as a process given a secret on its command line would.
+const LISTENER = `
+import os, socket, sys, threading, time
+servers = []
+a = socket.socket(socket.AF_UNIX); a.bind('\\0' + sys.argv[1]); a.listen(16); servers.append(a)
+t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(16); servers.append(t)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0))
+def accept(s):
+    while True:
+        c, _ = s.accept(); c.close()
+for s in servers: threading.Thread(target=accept, args=(s,), daemon=True).start()
+def udp():
+    while True:
+        d, _ = u.recvfrom(200); print('udp', d.decode(errors='replace'), flush=True)
+threading.Thread(target=udp, daemon=True).start()
+print('ready', os.getpid(), t.getsockname()[1], u.getsockname()[1], flush=True)
+time.sleep(900)
+`;
+
+beforeAll(async () => {
+  if (!haveUser) return;
+  area = userDir(`${env.userWork}-hardening-${process.pid}`);
+  project = userDir(path.join(area, 'project'));
+  userFile(path.join(project, 'file.txt'));
+  outsideFile = userFile(path.join(area, 'outside.txt'), 'outside\n', 0o644);
+  tmpArea = userDir(`/tmp/arb-hardening-${process.pid}`);
+  tmpProject = userDir(path.join(tmpArea, 'project'));
+  tmpExtra = userDir(path.join(tmpArea, 'extra'));
+  userFile(path.join(tmpArea, 'other.txt'), 'another program\'s file in /tmp\n');
+  xdg = `/run/user/${user!.uid}`;
+  if (!fs.existsSync(xdg)) {
+    fs.mkdirSync(xdg, { recursive: true });
+    madeXdg = true;
+  }
+  own(xdg, 0o700);
+  sockets.home = path.join(home, '.gnupg', `S.hardening-${process.pid}`);
+  sockets.tmp = path.join(tmpArea, 'agent.sock');
+  sockets.xdg = path.join(xdg, `bus-${process.pid}`);
+
+  listener = spawn('runuser', ['-u', user!.name, '--', 'python3', '-c', LISTENER, abstractName, TOKEN], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  listener.stdout!.on('data', (d: Buffer) => {
+    listenerOut += d.toString();
+  });
+  const deadline = Date.now() + 10_000;
+  while (!/^ready /m.test(listenerOut)) {
+    if (Date.now() > deadline) throw new Error(`the listener did not start: ${listenerOut}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const m = /^ready (\d+) (\d+) (\d+)$/m.exec(listenerOut)!;
+  [listenerPid, tcpPort, udpPort] = [Number(m[1]), Number(m[2]), Number(m[3])];
+});
+
+/**
+ * Unix sockets the user's agents would have (gpg-agent in ~/.gnupg, ssh-agent in /tmp, D-Bus in
+ * $XDG_RUNTIME_DIR), made just before use: other test runs on this machine remake the home
+ * directory. Connecting needs only the listen backlog, not an accept.
+ */
+async function agentSockets(): Promise<net.Server[]> {
+  const gnupg = path.join(home, '.gnupg');
+  fs.mkdirSync(gnupg, { recursive: true });
+  own(gnupg, 0o700);
+  const servers: net.Server[] = [];
+  for (const p of [sockets.home, sockets.tmp, sockets.xdg]) {
+    fs.rmSync(p, { force: true });
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(p, resolve));
+    own(p);
+    servers.push(server);
+  }
+  return servers;
+}
+
+afterAll(() => {
+  listener?.kill('SIGKILL');
+  if (listenerPid) {
+    try {
+      process.kill(listenerPid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  for (const p of [area, tmpArea, sockets.home, sockets.xdg]) if (p) fs.rmSync(p, { recursive: true, force: true });
+  if (madeXdg) fs.rmSync(xdg, { recursive: true, force: true });
+});
+
+// --- running the probe confined ----------------------------------------------------------------
+
+interface Probe {
+  r: RunResult;
+  results: Record<string, string>;
+}
+
+function parse(stdout: string): Record<string, string> {
+  const results: Record<string, string> = {};
+  for (const line of stdout.replace(/\r/g, '').split('\n')) {
+    const m = /^(\S+) (.*?) -> (.*)$/.exec(line);
+    if (m) results[m[2] === '' ? m[1] : `${m[1]}:${m[2]}`] = m[3];
+  }
+  return results;
+}
+
+function probe(modeEnv: Record<string, string>, confineArgs: string[], ops: string[]): Probe {
+  const r = arbAsUser(['confine', ...confineArgs, '--', 'python3', PROBE, ...ops], { env: { XDG_RUNTIME_DIR: xdg, ...modeEnv } });
+  if (r.status !== 0) throw new Error(`confine failed (${r.status}): ${r.stderr}`);
+  return { r, results: parse(r.stdout) };
+}
+
+/** The answers for `ops`, as one object, so that a failure shows every mismatch at once. */
+function answers(p: Probe, ops: string[]): Record<string, string | undefined> {
+  return Object.fromEntries(ops.map((op) => [op, p.results[op]]));
+}
+
+const nsMode = (modeEnv: Record<string, string>) => modeEnv.ARB_CONFINE_NO_NAMESPACES === undefined;
+
+describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
+  const ns = nsMode(modeEnv);
+
+  test(ns ? 'says nothing about its layers on stderr' : 'says once on stderr that it runs with Landlock alone, and what that leaves open', () => {
+    const p = probe(modeEnv, ['-d', project], ['pids']);
+    const said = p.r.stderr.split('\n').filter((l) => /Landlock alone/.test(l));
+    if (ns) {
+      expect(p.r.stderr).toBe('');
+    } else {
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/unix sockets in \/run, \/tmp and \$XDG_RUNTIME_DIR stay reachable.*re-permissioned.*command lines are visible/);
+    }
+  });
+
+  test(ns ? 'pathname unix sockets outside (home, /tmp, $XDG_RUNTIME_DIR) are gone (ENOENT); its own socket works' : 'pathname unix sockets outside stay reachable below Landlock ABI 9 (documented); its own socket works', async () => {
+    const ops = [`unix:${sockets.home}`, `unix:${sockets.tmp}`, `unix:${sockets.xdg}`, `unixown:${project}/own.sock`];
+    const servers = await agentSockets();
+    const p = probe(modeEnv, ['-d', project], ops);
+    for (const s of servers) s.close();
+    const outside = ns ? 'ENOENT' : ABI >= 9 ? 'EACCES' : 'OK';
+    expect(answers(p, ops)).toEqual({
+      [`unix:${sockets.home}`]: outside,
+      [`unix:${sockets.tmp}`]: outside,
+      [`unix:${sockets.xdg}`]: outside,
+      [`unixown:${project}/own.sock`]: 'OK',
+    });
+  });
+
+  test(ns ? '/tmp is private: other programs\' files there are gone, writable paths under /tmp stay writable' : '/tmp is shared (documented): writable paths under /tmp are writable', () => {
+    const tag = ns ? 'ns' : 'll';
+    const ops = [`read:${tmpArea}/other.txt`, `write:${tmpProject}/new-${tag}.txt`, `write:${tmpExtra}/new-${tag}.txt`, `write:/tmp/scratch-${process.pid}.txt`, `write:${area}/nope.txt`];
+    const p = probe(modeEnv, ['-d', tmpProject, '-w', tmpExtra], ops);
+    expect(answers(p, ops)).toEqual({
+      [`read:${tmpArea}/other.txt`]: ns ? 'ENOENT' : 'OK',
+      [`write:${tmpProject}/new-${tag}.txt`]: 'OK',
+      [`write:${tmpExtra}/new-${tag}.txt`]: 'OK',
+      [`write:/tmp/scratch-${process.pid}.txt`]: 'OK',
+      [`write:${area}/nope.txt`]: ns ? 'EROFS' : 'EACCES',
+    });
+    expect(fs.readFileSync(path.join(tmpProject, `new-${tag}.txt`), 'utf8')).toBe('x');
+    expect(fs.existsSync(`/tmp/scratch-${process.pid}.txt`)).toBe(!ns);
+    fs.rmSync(`/tmp/scratch-${process.pid}.txt`, { force: true });
+  });
+
+  test('what it needs stays writable and usable: the project, caches, /var/tmp, /tmp, /dev/shm, /dev/null, new pseudo-terminals', () => {
+    const ops = [`write:${project}/w.txt`, `write:${home}/.cache/hardening-${process.pid}`, `write:/var/tmp/arb-hardening-${process.pid}`, 'write:/tmp/t.txt', 'write:/dev/shm/arb-hardening', 'write:/dev/null', `read:${home}/.gitconfig`];
+    const p = probe(modeEnv, ['-d', project], ops);
+    expect(answers(p, ops)).toEqual(Object.fromEntries(ops.map((op) => [op, 'OK'])));
+    fs.rmSync(`${home}/.cache/hardening-${process.pid}`, { force: true });
+    fs.rmSync(`/var/tmp/arb-hardening-${process.pid}`, { force: true });
+    if (!ns) fs.rmSync('/dev/shm/arb-hardening', { force: true });
+    const pty = arbAsUser(['confine', '-d', project, '--', 'python3', '-c', 'import os; m, s = os.openpty(); os.write(s, b"hi"); print(os.read(m, 2).decode())'], { env: modeEnv });
+    expect(pty.stdout.trim()).toBe('hi');
+  });
+
+  test(ns ? 'metadata outside the writable paths cannot change (EROFS), and really has not; inside it can' : 'metadata outside the writable paths can change with Landlock alone (documented); inside it can', () => {
+    const before = fs.statSync(outsideFile);
+    const ops = [`chmod:600:${outsideFile}`, `utime:${outsideFile}`, `chmod:600:${project}/file.txt`, `utime:${project}/file.txt`];
+    const p = probe(modeEnv, ['-d', project], ops);
+    expect(answers(p, ops)).toEqual({
+      [`chmod:600:${outsideFile}`]: ns ? 'EROFS' : 'OK',
+      [`utime:${outsideFile}`]: ns ? 'EROFS' : 'OK',
+      [`chmod:600:${project}/file.txt`]: 'OK',
+      [`utime:${project}/file.txt`]: 'OK',
+    });
+    const after = fs.statSync(outsideFile);
+    if (ns) {
+      expect(after.mode).toBe(before.mode);
+      expect(after.mtimeMs).toBe(before.mtimeMs);
+    } else {
+      expect(after.mode & 0o777).toBe(0o600);
+      own(outsideFile, 0o644);
+    }
+    expect(fs.statSync(path.join(project, 'file.txt')).mode & 0o777).toBe(0o600);
+  });
+
+  if (ns) {
+    test('chmod 777 ~, chmod 000 ~/.ssh/id_ed25519, touching ~/.gitconfig: refused, and nothing changed', () => {
+      const key = path.join(home, '.ssh', 'id_ed25519');
+      const before = [home, key, path.join(home, '.gitconfig')].map((f) => fs.statSync(f));
+      const ops = [`chmod:777:${home}`, `chmod:000:${key}`, `chmod:666:${home}/.gitconfig`, `utime:${home}/.gitconfig`, `read:${key}`];
+      const p = probe(modeEnv, ['-d', project], ops);
+      // The key is not even there: the home directory is an empty tmpfs with the readable and
+      // writable paths bound back.
+      expect(answers(p, ops)).toEqual({
+        [`chmod:777:${home}`]: 'EROFS',
+        [`chmod:000:${key}`]: 'ENOENT',
+        [`chmod:666:${home}/.gitconfig`]: 'EROFS',
+        [`utime:${home}/.gitconfig`]: 'EROFS',
+        [`read:${key}`]: 'ENOENT',
+      });
+      const after = [home, key, path.join(home, '.gitconfig')].map((f) => fs.statSync(f));
+      expect(after.map((s) => [s.mode, s.mtimeMs])).toEqual(before.map((s) => [s.mode, s.mtimeMs]));
+    });
+  }
+
+  test(ns ? "other processes are invisible: no /proc/PID of the user's other processes, no tokens on their command lines, no pid to signal" : "other processes' command lines stay readable with Landlock alone (documented); signals stay scoped", () => {
+    const find = `findcmdline:${Buffer.from(TOKEN).toString('hex')}`;
+    const ops = [`cmdline:${listenerPid}`, find, `kill:${listenerPid}`, 'cmdline:self', 'pids'];
+    const p = probe(modeEnv, ['-d', project], ops);
+    const a = answers(p, ops);
+    expect(a['cmdline:self']).toMatch(/^OK .*hardening-probe\.py/);
+    if (ns) {
+      expect(a[`cmdline:${listenerPid}`]).toBe('ENOENT');
+      expect(a[find]).toBe('ENOENT');
+      expect(a[`kill:${listenerPid}`]).toBe('ESRCH');
+      // init and the command itself
+      expect(Number(a.pids?.split(' ')[1])).toBeLessThanOrEqual(3);
+    } else {
+      expect(a[`cmdline:${listenerPid}`]).toContain(TOKEN);
+      expect(a[find]).toMatch(/^OK \d+$/);
+      expect(a[`kill:${listenerPid}`]).toBe(ABI >= 6 ? 'EPERM' : 'OK');
+    }
+  });
+
+  test('signals and abstract sockets outside are scoped (issue 6 item 1, ABI 6): its own work', () => {
+    const ops = [`abstract:${abstractName}`, 'kill:1', `kill:${listenerPid}`];
+    const p = probe(modeEnv, ['-d', project], ops);
+    const a = answers(p, ops);
+    expect(a[`abstract:${abstractName}`]).toBe(ABI >= 6 ? 'EPERM' : 'OK');
+    if (ns) {
+      // PID 1 is the namespace's init: the user's own process, but outside the Landlock domain.
+      expect(a['kill:1']).toBe(ABI >= 6 ? 'EPERM' : 'OK');
+      expect(a[`kill:${listenerPid}`]).toBe('ESRCH');
+    } else {
+      expect(a[`kill:${listenerPid}`]).toBe(ABI >= 6 ? 'EPERM' : 'OK');
+    }
+  });
+
+  test('the terminal: TIOCSTI fails with EPERM, TIOCGWINSZ works (a pty as the controlling terminal)', () => {
+    const harness = `
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b''
+while True:
+    try: b = os.read(fd, 4096)
+    except OSError: break
+    if not b: break
+    out += b
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors='replace'))
+`;
+    const ops = ['tiocsti', 'winsz'];
+    // Without confine, the same user on the same terminal can type into it: the denial below is
+    // confine's, not the kernel's (dev.tty.legacy_tiocsti).
+    const legacy = fs.readFileSync('/proc/sys/dev/tty/legacy_tiocsti', 'utf8').trim() === '1';
+    const bare = parse(asUser('python3', ['-c', harness, 'python3', PROBE, ...ops]).stdout);
+    expect(bare).toEqual({ tiocsti: legacy ? 'OK' : 'EIO', winsz: 'OK' });
+    const r = asUser('python3', ['-c', harness, process.execPath, CLI, 'confine', '-d', project, '--', 'python3', PROBE, ...ops], { env: modeEnv });
+    expect(parse(r.stdout)).toEqual({ tiocsti: 'EPERM', winsz: 'OK' });
+  });
+
+  test('--no-network: no connection to a listener outside, over TCP or UDP; without it, the network is open', () => {
+    const ops = [`tcp:127.0.0.1:${tcpPort}`, `udp:127.0.0.1:${udpPort}`, 'tcplisten'];
+    const open = probe(modeEnv, ['-d', project], ops);
+    expect(answers(open, ops)).toEqual(Object.fromEntries(ops.map((op) => [op, 'OK'])));
+
+    const closed = probe(modeEnv, ['--no-network', '-d', project], [...ops, 'socket:AF_INET-UDP']);
+    const a = answers(closed, [...ops, 'socket:AF_INET-UDP']);
+    if (ns) {
+      // Its own network namespace: 127.0.0.1 is its own loopback, where nothing listens.
+      expect(a).toEqual({ [`tcp:127.0.0.1:${tcpPort}`]: 'ECONNREFUSED', [`udp:127.0.0.1:${udpPort}`]: 'OK', tcplisten: 'OK', 'socket:AF_INET-UDP': 'OK' });
+      expect(closed.r.stderr).toBe('');
+    } else {
+      expect(a).toEqual({ [`tcp:127.0.0.1:${tcpPort}`]: 'EACCES', [`udp:127.0.0.1:${udpPort}`]: 'EACCES', tcplisten: 'EACCES', 'socket:AF_INET-UDP': 'EACCES' });
+      expect(closed.r.stderr).toMatch(/--no-network without a network namespace.*still open: unix sockets outside/);
+    }
+  });
+
+  test('--no-network: a datagram sent from inside never reaches the listener outside', async () => {
+    const udpOps = [`udp:127.0.0.1:${udpPort}`];
+    listenerOut = listenerOut.replace(/^udp .*$/gm, '');
+    probe(modeEnv, ['-d', project], udpOps);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(listenerOut).toMatch(/^udp hardening-udp$/m);
+    listenerOut = listenerOut.replace(/^udp .*$/gm, '');
+    probe(modeEnv, ['--no-network', '-d', project], udpOps);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(listenerOut).not.toMatch(/^udp /m);
+  });
+
+  test('--explain says which layers are enforced and runs nothing', () => {
+    const marker = path.join(project, `explained-${mode.replace(/\W/g, '')}`);
+    const r = arbAsUser(['confine', '--explain', '-d', project, '--', 'touch', marker], { env: { XDG_RUNTIME_DIR: xdg, ...modeEnv } });
+    expect(r.status).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(r.stdout).toMatch(new RegExp(`Landlock ABI ${ABI}\\s+enforced`));
+    expect(r.stdout).toMatch(/scopes\s+enforced: signals and abstract unix sockets/);
+    expect(r.stdout).toMatch(/seccomp\s+enforced: ioctl TIOCSTI and TIOCLINUX denied/);
+    expect(r.stdout).toMatch(ns ? /namespaces\s+enforced: user, mount, IPC, PID/ : /namespaces\s+NOT enforced: turned off by ARB_CONFINE_NO_NAMESPACES=1/);
+    expect(r.stdout).toMatch(/It can read:[\s\S]*~\/\.gitconfig[\s\S]*It can write[\s\S]*the directory the command works in[\s\S]*It can reach:\n {2}network: open/);
+    expect(r.stdout).toMatch(ns ? /processes: only its own/ : /processes: all of yours are visible in \/proc/);
+  });
+});
+
+describe('arb confine --explain', () => {
+  test('without a command, with --no-network: says what the network would be, forks nothing', () => {
+    const siblings = () => fs.readdirSync(area).sort();
+    const before = siblings();
+    const r = arbAsUser(['confine', '--explain', '--no-network'], { cwd: project });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/Works in: {2}a new fork of .*project, made next to it \(project\.N\)/);
+    expect(r.stdout).toMatch(/network: loopback only/);
+    expect(siblings()).toEqual(before);
+    const alone = arbAsUser(['confine', '--explain', '--no-network', '--landlock-only'], { cwd: project });
+    expect(alone.stdout).toMatch(/network: closed: TCP \(Landlock\) and every socket but unix sockets \(seccomp\); still open: unix sockets outside/);
+  });
+
+  test('below Landlock ABI 2 it says confine would refuse, and confine refuses: nothing runs unconfined', () => {
+    const marker = path.join(project, 'refused');
+    const r = arbAsUser(['confine', '--explain', '-d', project, '--', 'touch', marker], { env: { ARB_TEST_LANDLOCK_ABI: '1' } });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/confine would refuse to run here, and runs nothing unconfined:[\s\S]*ABI 1\) is too old/);
+    const run = arbAsUser(['confine', '-d', project, '--', 'touch', marker], { env: { ARB_TEST_LANDLOCK_ABI: '1' } });
+    expect(run.status).toBe(1);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe('the PID namespace: statuses and signals pass through init and the reaper', () => {
+  test('an exit status and a death by signal come out as the command gave them', () => {
+    expect(arbAsUser(['confine', '-d', project, '--', 'sh', '-c', 'exit 7']).status).toBe(7);
+    const killed = arbAsUser(['confine', '-d', project, '--', 'sh', '-c', 'kill -TERM $$']);
+    expect(killed.status).toBe(143);
+  });
+
+  test('Ctrl-C on the terminal reaches the command once', () => {
+    const harness = `
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b''
+def drain(until):
+    global out
+    while True:
+        try: b = os.read(fd, 4096)
+        except OSError: return False
+        if not b: return False
+        out += b
+        if until in out: return True
+drain(b'ready')
+os.write(fd, b'\\x03')
+drain(b'never')
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors='replace'))
+`;
+    const inner = 'import signal, time\nn = 0\ndef h(s, f):\n    global n\n    n += 1\nsignal.signal(signal.SIGINT, h)\nprint("ready", flush=True)\ntime.sleep(1.5)\nprint("interrupts", n, flush=True)';
+    const r = asUser('python3', ['-c', harness, process.execPath, CLI, 'confine', '-d', project, '--', 'python3', '-c', inner]);
+    expect(r.stdout).toMatch(/interrupts 1/);
+  });
+});
