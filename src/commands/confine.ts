@@ -45,6 +45,7 @@ export function builder(y: Argv): Argv {
       describe: 'keep the variable NAME although it looks secret (repeatable; tokens, keys and SSH_AUTH_SOCK are removed)',
     })
     .option('explain', { type: 'boolean', describe: 'print what the command could read, write and reach here, and which layers this kernel enforces; run nothing' })
+    .option('headless', { type: 'boolean', describe: 'no one is at the screen: gh is not offered through confine (no shim on PATH), and fails inside as it would' })
     .option('landlock-only', { type: 'boolean', describe: 'Landlock alone, without namespaces (as ARB_CONFINE_NO_NAMESPACES=1 does)' })
     .example('$0 -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
     .example('$0 -d . --  make test', 'run make in the working directory itself')

@@ -253,6 +253,9 @@ export const STEPS: { name: string; run: ConfineStep }[] = [
   { name: 'command', run: commandStep },
   { name: 'fork', run: forkStep },
   // Steps that add writable paths (plan.extraWritable) go here, before the policy.
+  // The broker (asking to run gh outside): after the fork, whose git configuration it records.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  { name: 'broker', run: (plan) => (require('./broker/step') as typeof import('./broker/step')).brokerStep(plan) },
   { name: 'policy', run: policyStep },
   // Namespaces, seccomp and --no-network: before the ruleset, which reads plan.denyNetwork.
   { name: 'hardening', run: hardeningStep },
