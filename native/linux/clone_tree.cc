@@ -23,7 +23,8 @@
 //   openat(base, O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW); ioctl(FICLONE, src)
 //   openat(fork, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW); ioctl(FICLONE, base)    fork = base
 //   where FICLONE cannot share blocks (EOPNOTSUPP, EXDEV, EINVAL, ENOTTY…): copy_file_range,
-//   then pread/pwrite where that is refused too; [fchown]; [fchmod] (after the content, which
+//   then pread/pwrite where that is refused too, the data only (SEEK_DATA) of a sparse file;
+//   [fchown]; [fchmod] (after the content, which
 //   would clear set-user-ID bits); futimens (last, as writing sets the time)
 // A directory's owner, mode and times are set once everything in it is done (a counter per
 // directory), so deepest first, and after its contents changed its modification time.
@@ -477,9 +478,10 @@ class Engine {
     return true;
   }
 
-  // Copies all of in to out: blocks shared where the file system can, else a full copy.
+  // Copies all of in to out: blocks shared where the file system can, else a full copy, which
+  // keeps the holes of a sparse file (`sparse`: it has fewer blocks than its size needs).
   // Returns 0 or an errno, with *syscall_name set.
-  int CopyData(int in, int out, std::atomic<bool>& try_clone, bool* cloned, const char** syscall_name) {
+  int CopyData(int in, int out, const struct stat& st, std::atomic<bool>& try_clone, bool* cloned, const char** syscall_name) {
     *cloned = false;
     if (try_clone.load(std::memory_order_relaxed)) {
       if (ioctl(out, FICLONE, in) == 0) {
@@ -503,14 +505,48 @@ class Engine {
           return errno;
       }
     }
-    loff_t off_in = 0, off_out = 0;
+    const bool sparse = static_cast<off_t>(st.st_blocks) * 512 < st.st_size;
+    if (!sparse) return CopyRange(in, out, 0, -1, syscall_name);
+    // Only the data, segment by segment (lseek SEEK_DATA/SEEK_HOLE); the holes stay holes.
+    off_t pos = 0;
+    for (;;) {
+      off_t data = lseek(in, pos, SEEK_DATA);
+      if (data < 0) {
+        if (errno == ENXIO) break;  // no data after pos
+        if (errno == EINVAL || errno == EOPNOTSUPP) return CopyRange(in, out, 0, -1, syscall_name);
+        *syscall_name = "lseek";
+        return errno;
+      }
+      off_t hole = lseek(in, data, SEEK_HOLE);
+      if (hole < 0) {
+        *syscall_name = "lseek";
+        return errno;
+      }
+      int err = CopyRange(in, out, data, hole - data, syscall_name);
+      if (err) return err;
+      pos = hole;
+    }
+    if (ftruncate(out, st.st_size) != 0) {
+      *syscall_name = "ftruncate";
+      return errno;
+    }
+    return 0;
+  }
+
+  // Copies len bytes from offset off (len < 0: up to the end) with copy_file_range, or with
+  // pread/pwrite where the kernel or file system refuses it.
+  int CopyRange(int in, int out, off_t off, off_t len, const char** syscall_name) {
+    loff_t off_in = off, off_out = off;
+    const loff_t end = len < 0 ? -1 : off + len;
+    auto left = [&](size_t most) -> size_t { return end < 0 ? most : static_cast<size_t>(std::min<loff_t>(end - off_in, static_cast<loff_t>(most))); };
     bool plain = !copy_range_.load(std::memory_order_relaxed);
     while (!plain) {
-      ssize_t n = copy_file_range(in, &off_in, out, &off_out, size_t{1} << 30, 0);
+      if (end >= 0 && off_in >= end) return 0;
+      ssize_t n = copy_file_range(in, &off_in, out, &off_out, left(size_t{1} << 30), 0);
       if (n > 0) continue;
       if (n == 0) return 0;
       if (errno == EINTR) continue;
-      if (off_in == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EBADF)) {
+      if (off_in == off && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EBADF)) {
         if (errno == ENOSYS) copy_range_.store(false, std::memory_order_relaxed);
         plain = true;
         break;
@@ -520,7 +556,8 @@ class Engine {
     }
     thread_local std::unique_ptr<char[]> buf(new char[kCopyBuffer]);
     for (;;) {
-      ssize_t n = pread(in, buf.get(), kCopyBuffer, off_in);
+      if (end >= 0 && off_in >= end) return 0;
+      ssize_t n = pread(in, buf.get(), left(kCopyBuffer), off_in);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         *syscall_name = "read";
@@ -579,7 +616,7 @@ class Engine {
     bool cloned_base = true, cloned_fork = true;
     const char* sc = "";
     if (st.st_size > 0) {
-      int err = CopyData(src.get(), base.get(), clone_to_base_, &cloned_base, &sc);
+      int err = CopyData(src.get(), base.get(), st, clone_to_base_, &cloned_base, &sc);
       if (err) {
         Fail(err, sc, Under(o_.base, Join(node.rel, name)));
         return;
@@ -593,7 +630,7 @@ class Engine {
         return;
       }
       if (st.st_size > 0) {
-        int err = CopyData(base.get(), fork.get(), clone_to_fork_, &cloned_fork, &sc);
+        int err = CopyData(base.get(), fork.get(), st, clone_to_fork_, &cloned_fork, &sc);
         if (err) {
           Fail(err, sc, Under(o_.fork, Join(node.rel, name)));
           return;

@@ -90,6 +90,32 @@ describe('cloneTree', () => {
     expect(fs.readdirSync(base).sort()).toEqual(['keep']);
   });
 
+  it('keeps the holes of a sparse file when it copies (ext4)', () => {
+    const { src, base, fork } = dirs();
+    fs.mkdirSync(src);
+    const file = path.join(src, 'disk.img');
+    const fd = fs.openSync(file, 'w');
+    fs.ftruncateSync(fd, 1024 ** 3);
+    fs.writeSync(fd, 'middle', 500_000_000);
+    fs.writeSync(fd, 'end', 1024 ** 3 - 3);
+    fs.closeSync(fd);
+    const r = clone({ source: src, base, fork, skip: [] });
+    expect(r.ok).toBe(true);
+    expect(r.result).toMatchObject({ copied: 1, reflinked: 0 });
+    for (const copy of [base, fork]) {
+      const st = fs.statSync(path.join(copy, 'disk.img'));
+      expect(st.size).toBe(1024 ** 3);
+      expect(st.blocks * 512).toBeLessThan(1024 * 1024);
+      const back = fs.openSync(path.join(copy, 'disk.img'), 'r');
+      const buf = Buffer.alloc(6);
+      fs.readSync(back, buf, 0, 6, 500_000_000);
+      expect(buf.toString()).toBe('middle');
+      fs.readSync(back, buf, 0, 3, 1024 ** 3 - 3);
+      expect(buf.subarray(0, 3).toString()).toBe('end');
+      fs.closeSync(back);
+    }
+  });
+
   it('makes only the base when no fork is given', () => {
     const { src, base } = dirs();
     write(path.join(src, 'a'), 'a\n');
