@@ -47,6 +47,22 @@ export function builder(y: Argv): Argv {
     .option('explain', { type: 'boolean', describe: 'print what the command could read, write and reach here, and which layers this kernel enforces; run nothing' })
     .option('headless', { type: 'boolean', describe: 'no one is at the screen: gh is not offered through confine (no shim on PATH), and fails inside as it would' })
     .option('landlock-only', { type: 'boolean', describe: 'Landlock alone, without namespaces (as ARB_CONFINE_NO_NAMESPACES=1 does)' })
+    // Jails, mounts and presets (src/confine/jail.ts, bwrap.ts, mounts.ts, presets.ts).
+    .option('jail', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'landlock (Linux, the default), seatbelt (macOS, the default), bwrap (bubblewrap, Linux) or none (no isolation: warns every time)',
+    })
+    .option('mount', {
+      type: 'string',
+      requiresArg: true,
+      describe: "with --jail bwrap: TYPE:DEST or TYPE:SRC:DEST, TYPE ro, rw, tmpfs, dev or proc, applied after the defaults in order (repeatable; '\\:' is a ':' in a path)",
+    })
+    .option('preset', {
+      type: 'string',
+      requiresArg: true,
+      describe: "claude, codex or opencode: the agent's command, the paths it needs and its API key (applied by CMD's name when not given; none: no preset)",
+    })
     .example('$0 -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
     .example('$0 -d . --  make test', 'run make in the working directory itself')
     .epilogue('See man confine for what the command may and may not do.');
@@ -106,9 +122,14 @@ export async function run(args: Record<string, unknown>, ctx: Context): Promise<
   const { confine } = require('../confine/run') as typeof import('../confine/run');
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { usageError } = require('../errors') as typeof import('../errors');
-  const [command, ...rest] = ctx.rest ?? [];
+  const [given, ...rest] = ctx.rest ?? [];
+  let command = given;
   // --explain says what confine would do, with or without CMD, and runs nothing (hardening).
   const explain = Boolean(args.explain);
+  // --preset NAME without CMD runs the preset's command (src/confine/presets.ts).
+  if (command === undefined && typeof args.preset === 'string' && args.preset !== 'none') {
+    command = (require('../confine/presets') as typeof import('../confine/presets')).getPreset(args.preset).command;
+  }
   if (command === undefined && !explain) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
   return (explain ? (require('../confine/explain') as typeof import('../confine/explain')).explain : confine)({
     program: ctx.program,

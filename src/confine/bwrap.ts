@@ -5,7 +5,8 @@
 // the same secrets stay hidden. `--mount` specs (src/confine/mounts.ts) come last, in order.
 //
 // bwrapArgs is pure and builds the whole argument list from facts gathered beforehand
-// (gatherBwrapFacts); runBwrap spawns bwrap and waits for it.
+// (gatherBwrapFacts); bwrapStep puts it in confine's plan with a runner that spawns bwrap and
+// waits for it (a jail in namespaces cannot be entered by execve from Node).
 //
 // Why `/` is not simply `--ro-bind / /`: bwrap makes each mount point it needs, and under a
 // read-only `/` it cannot, so `--mount rw:SRC:/data` would fail for a /data that the host lacks.
@@ -15,11 +16,14 @@
 // made in the host's `/` after the command starts is not seen.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
-import { MountSpec, mountArgs } from './mounts';
+import { LinkView, nodeLinks, resolveWithLinks } from './hardening';
+import { runAndWait } from './jail';
+import { MountSpec, checkMountSources, mountArgs } from './mounts';
+import type { Grant } from './policy';
+import type { ConfinePlan, ConfineStep } from './run';
 
 /** An entry of the host's `/`, as the jail remakes it. */
 export interface RootEntry {
@@ -33,12 +37,14 @@ export interface RootEntry {
 export interface BwrapPlan {
   /** The directory the command runs in, read-write (absolute). */
   dir: string;
-  /** The home directory, masked by an empty file system. */
-  home: string;
+  /** The home directories (the user's and $HOME), each masked by an empty file system. */
+  homes: readonly string[];
   /** Paths the command may read (the policy's), bound back read-only where they are masked. */
   readable: readonly string[];
   /** Paths the command may write (the policy's), bound read-write. */
   writable: readonly string[];
+  /** Links on the way to a bound path that lie in a mask, remade there (~/.gitconfig -> dotfiles/gitconfig). */
+  links?: readonly { location: string; target: string }[];
   /** The entries of the host's `/` (gatherBwrapFacts). */
   root: readonly RootEntry[];
   /** `--mount` specs, applied after everything else in this order. */
@@ -46,7 +52,7 @@ export interface BwrapPlan {
   /** The program (absolute, resolved beforehand so that 126/127 are known) and its arguments. */
   file: string;
   args: readonly string[];
-  /** $XDG_RUNTIME_DIR when it is under /run: remade empty and private, so tools find it. */
+  /** $XDG_RUNTIME_DIR (links resolved): remade empty and private, so tools find it. */
   runtimeDir?: string;
   /** Files under /run that must stay, e.g. the target of /etc/resolv.conf (for DNS). */
   keepUnderRun?: readonly string[];
@@ -84,21 +90,23 @@ interface Bind {
 
 /**
  * Which policy paths must be bound, and how, in the order bwrap must apply them: a path only
- * readable needs binding only where the jail hides the host (home, /tmp, /run); a writable one
- * always (the host is read-only). Any path inside a writable one is left to it: Landlock grants
+ * readable is bound only inside a home directory (elsewhere the host shows through read-only; and
+ * /run and /tmp are the jail's own: the policy's grants of reading around the home directory,
+ * /run and /tmp among them, must not bring the host's back); a writable one always (the host is
+ * read-only). Any path inside a writable one is left to it: Landlock grants
  * the union too, and binding it again would follow, at set-up, a link the command could have put
  * there in an earlier run (e.g. ~/.cache/x -> ~/.ssh). A writable path inside a readable one is
  * bound after it, since a parent must be mounted before its children. /dev, /proc and /tmp
  * themselves are the jail's own.
  */
-export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'home' | 'readable' | 'writable'>): Bind[] {
-  const masked = [plan.home, PRIVATE_TMP, MASKED_RUN];
+export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' | 'writable'>): Bind[] {
+  const homes = plan.homes.map(normal);
   const byPath = new Map<string, boolean>();
   const add = (raw: string, write: boolean) => {
     if (!path.posix.isAbsolute(raw)) return;
     const p = normal(raw);
     if (p === '/' || p === PRIVATE_TMP || isUnder(p, PRIVATE_DEV) || isUnder(p, PRIVATE_PROC)) return;
-    if (!write && !masked.some((m) => isUnder(p, m))) return;
+    if (!write && !homes.some((h) => p !== h && isUnder(p, h))) return;
     byPath.set(p, (byPath.get(p) ?? false) || write);
   };
   for (const p of plan.readable) add(p, false);
@@ -114,12 +122,17 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'home' | 'readable' | 
 
 /** The whole bwrap argument list (without `bwrap` itself). Pure. */
 export function bwrapArgs(plan: BwrapPlan): string[] {
-  const home = normal(plan.home);
-  if (!path.posix.isAbsolute(plan.home) || home === '/') {
-    throw new ArbError('ARB_UNSUPPORTED', `cannot mask the home directory '${plan.home}' in the bwrap jail: it must be an absolute path other than /`, {
-      hint: 'set HOME to your home directory',
-    });
+  for (const h of plan.homes) {
+    if (!path.posix.isAbsolute(h) || normal(h) === '/') {
+      throw new ArbError('ARB_UNSUPPORTED', `cannot mask the home directory '${h}' in the bwrap jail: it must be an absolute path other than /`, {
+        hint: 'set HOME to your home directory',
+      });
+    }
   }
+  if (plan.homes.length === 0) throw new ArbError('ARB_INTERNAL', 'the bwrap jail was given no home directory to mask');
+  // A home inside another is masked with it.
+  const all = [...new Set(plan.homes.map(normal))];
+  const homes = all.filter((h) => !all.some((o) => o !== h && isUnder(h, o))).sort();
   if (!path.posix.isAbsolute(plan.dir)) {
     throw new ArbError('ARB_INTERNAL', `the directory '${plan.dir}' given to the bwrap jail is not absolute`);
   }
@@ -145,17 +158,26 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const p of plan.keepUnderRun ?? []) {
     if (path.posix.isAbsolute(p) && isUnder(normal(p), MASKED_RUN)) a.push('--ro-bind-try', normal(p), normal(p));
   }
-  const runtimeDir = plan.runtimeDir && path.posix.isAbsolute(plan.runtimeDir) ? normal(plan.runtimeDir) : undefined;
-  if (runtimeDir !== undefined && runtimeDir !== MASKED_RUN && isUnder(runtimeDir, MASKED_RUN)) {
-    a.push('--perms', '0700', '--tmpfs', runtimeDir);
-  }
   // The home directory: empty, with the policy's paths bound back. Paths that do not exist are
   // skipped (-try), as Landlock skips them.
-  a.push('--perms', '0700', '--tmpfs', home);
-  const binds = policyBinds({ ...plan, home });
+  for (const home of homes) a.push('--perms', '0700', '--tmpfs', home);
+  // $XDG_RUNTIME_DIR (D-Bus, gpg-agent, systemd --user sockets): an empty private one instead,
+  // since tools expect it to exist.
+  const runtimeDir = plan.runtimeDir && path.posix.isAbsolute(plan.runtimeDir) ? normal(plan.runtimeDir) : undefined;
+  if (runtimeDir !== undefined && runtimeDir !== '/' && runtimeDir !== MASKED_RUN && !homes.includes(runtimeDir)) {
+    a.push('--perms', '0700', '--tmpfs', runtimeDir);
+  }
+  const binds = policyBinds({ ...plan, homes });
   for (const b of binds) {
     a.push(b.write ? '--bind-try' : '--ro-bind-try', b.path, b.path);
   }
+  // Links that lead to a bound path from inside a mask, so the path still works by its name.
+  const masks = [...homes, PRIVATE_TMP, MASKED_RUN];
+  const links = (plan.links ?? [])
+    .map((l) => ({ location: normal(l.location), target: l.target }))
+    .filter((l) => masks.some((m) => l.location !== m && isUnder(l.location, m)) && !binds.some((b) => isUnder(l.location, b.path)))
+    .sort((x, y) => depth(x.location) - depth(y.location) || (x.location < y.location ? -1 : 1));
+  for (const l of links) a.push('--symlink', l.target, l.location);
   // The user's mounts, after the defaults, so that one can override a default for the same
   // destination (e.g. tmpfs:/tmp for an ephemeral /tmp over a fork under /tmp).
   for (const m of plan.mounts ?? []) a.push(...mountArgs(m));
@@ -165,7 +187,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // A mask that something was later mounted on, or over, is left alone: the remount would make
   // that mount read-only instead (e.g. -d ~, or --mount rw:/x:/run).
   const later = [...binds.map((b) => b.path), ...(plan.mounts ?? []).map((m) => m.dest)];
-  for (const mask of [MASKED_RUN, home, '/']) {
+  for (const mask of [MASKED_RUN, ...homes, '/']) {
     if (!later.some((d) => isUnder(mask, d))) a.push('--remount-ro', mask);
   }
 
@@ -181,13 +203,12 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
  * masked home, /tmp or /run and no bind brings it back. Used to refuse, with a hint, a command
  * that exists outside but that the jail hides (e.g. ~/scripts/tool).
  */
-export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'dir' | 'home' | 'readable' | 'writable' | 'mounts' | 'keepUnderRun'>): boolean {
+export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' | 'writable' | 'mounts' | 'keepUnderRun'>): boolean {
   const file = normal(p);
-  const home = normal(plan.home);
-  const masked = [home, PRIVATE_TMP, MASKED_RUN].filter((m) => isUnder(file, m));
+  const masked = [...plan.homes.map(normal), PRIVATE_TMP, MASKED_RUN].filter((m) => isUnder(file, m));
   if (masked.length === 0) return true;
   const shown = [
-    ...policyBinds({ ...plan, home }).map((b) => b.path),
+    ...policyBinds(plan).map((b) => b.path),
     ...(plan.keepUnderRun ?? []).map(normal),
     ...(plan.mounts ?? []).filter((m) => m.source !== undefined && m.source === m.dest).map((m) => m.dest),
   ];
@@ -200,9 +221,9 @@ export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'dir' | 'home' | 
  * Finds the bwrap program on PATH. A missing one is an error naming the package to install,
  * never a reason to run the command without the jail.
  */
-export function findBwrap(searchPath: string | undefined = process.env.PATH): string {
+export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin']): string {
   const dirs = (searchPath ?? '').split(':').filter((d) => path.isAbsolute(d));
-  for (const d of [...dirs, '/usr/bin', '/bin']) {
+  for (const d of [...dirs, ...fallbacks]) {
     const candidate = path.join(d, 'bwrap');
     try {
       fs.accessSync(candidate, fs.constants.X_OK);
@@ -243,65 +264,115 @@ export function gatherBwrapFacts(env: NodeJS.ProcessEnv = process.env): BwrapFac
       /* absent or dangling: nothing to keep */
     }
   }
-  const runtimeDir = env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : undefined;
+  // $XDG_RUNTIME_DIR where it really is (a link such as /var/run leads into /run). One that does
+  // not exist is made only under /run, which is the jail's own tmpfs.
+  let runtimeDir: string | undefined;
+  const given = env.XDG_RUNTIME_DIR;
+  if (given && path.isAbsolute(given)) {
+    try {
+      runtimeDir = fs.realpathSync(given);
+    } catch {
+      runtimeDir = isUnder(path.normalize(given), MASKED_RUN) ? path.normalize(given) : undefined;
+    }
+  }
   return { root, runtimeDir, keepUnderRun };
-}
-
-export interface RunBwrapOptions {
-  /** bwrap's own environment, which the command inherits (already filtered of secrets). */
-  env: NodeJS.ProcessEnv;
-  /** Called with bwrap's pid once it is spawned (e.g. to remove a fork afterwards). */
-  onSpawn?: (pid: number) => void;
 }
 
 /** The fd bwrap writes its status to: the first after stdin, stdout and stderr. */
 export const STATUS_FD = 3;
 
+// --- confine's steps for --jail bwrap (src/confine/jail.ts puts them in the plan) -----------
+
 /**
- * Runs bwrap with args (built with statusFd: STATUS_FD) and resolves with the command's exit
- * status (128+N for a signal N). bwrap reports the command's exit on its status descriptor; if
- * it exits without that report it failed to set up the jail or to start the command, and has
- * said why on stderr: that is an error, not the command's status.
+ * First, before anything is forked: bwrap is there, and every --mount source exists. A missing
+ * bwrap is an error naming the package, never a reason to run the command without the jail.
  */
-export function runBwrap(bwrap: string, args: readonly string[], options: RunBwrapOptions): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env: options.env });
-    let status = '';
-    child.stdio[STATUS_FD]?.on('data', (chunk: Buffer) => {
-      status += chunk.toString('utf8');
-    });
-    // The terminal's ^C and ^\ reach bwrap too (same process group), which ends the jail; arb
-    // outlives them to report the status. Other signals sent to arb alone are passed on.
-    const ignore = () => {};
-    const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
-    const handlers: [NodeJS.Signals, () => void][] = [
-      ['SIGINT', ignore],
-      ['SIGQUIT', ignore],
-      ['SIGTERM', forward('SIGTERM')],
-      ['SIGHUP', forward('SIGHUP')],
-    ];
-    for (const [sig, h] of handlers) process.on(sig, h);
-    const done = () => {
-      for (const [sig, h] of handlers) process.removeListener(sig, h);
+export function bwrapCheckStep(mounts: readonly MountSpec[]): ConfineStep {
+  return () => {
+    findBwrap(process.env.PATH);
+    checkMountSources(mounts);
+  };
+}
+
+/** The policy's grants as bwrap's readable and writable lists, and the links to remake. */
+export function grantsForBwrap(grants: readonly Grant[], view: LinkView = nodeLinks): Pick<BwrapPlan, 'readable' | 'writable' | 'links'> {
+  const readable: string[] = [];
+  const writable: string[] = [];
+  const links: { location: string; target: string }[] = [];
+  for (const g of grants) {
+    if (g.access === 'list') continue; // names only: the masks hide names, and so they should
+    (g.access === 'write' ? writable : readable).push(g.path);
+    if (g.given) links.push(...resolveWithLinks(g.given, view).links);
+  }
+  return { readable, writable, links };
+}
+
+/** One argument as a shell would need it quoted, for -v. */
+export function shellQuote(a: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * After 'policy' and 'hardening': the bwrap argument list from the same grants Landlock would
+ * enforce, and the runner that carries it out (waiting for bwrap; the command's status is its).
+ */
+export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
+  return (plan: ConfinePlan) => {
+    if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the bwrap step needs the policy step first');
+    const bwrap = findBwrap(process.env.PATH);
+    const plain: BwrapPlan = {
+      dir: plan.dir,
+      homes: plan.homes,
+      ...grantsForBwrap(plan.policy.grants),
+      ...gatherBwrapFacts(plan.options.env),
+      mounts,
+      file: plan.file,
+      args: plan.argv.slice(1),
+      setenv: { CLAUDE_CODE_SANDBOXED: '1' },
+      statusFd: STATUS_FD,
     };
-    child.on('spawn', () => options.onSpawn?.(child.pid as number));
-    child.on('error', (err) => {
-      done();
-      reject(new ArbError('ARB_IO', `cannot run '${bwrap}': ${err.message}`, { cause: err }));
-    });
-    child.on('close', (code, signal) => {
-      done();
-      const exit = exitCodeFromStatus(status);
-      if (exit !== undefined) return resolve(exit);
-      if (signal) return resolve(128 + (osSignalNumber(signal) ?? 0));
-      reject(
-        new ArbError('ARB_UNSUPPORTED', `bubblewrap could not set up the jail or start the command (exit ${code}; its message is above)`, {
-          exitCode: code === 0 || code === null ? 1 : code,
-          hint: 'if it says user namespaces are not permitted, allow them (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor profile for bwrap on Ubuntu) or use --jail landlock',
-        }),
+    let real = plan.file;
+    try {
+      real = fs.realpathSync(plan.file);
+    } catch {
+      /* resolved already; keep the name */
+    }
+    for (const f of new Set([plan.file, real])) {
+      if (!visibleInJail(f, plain)) {
+        throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${f}' in the bwrap jail: it is in a directory the jail hides (the home directory, /tmp or /run)`, {
+          exitCode: 126,
+          hint: `give its directory with -r ${path.dirname(f)}, or --mount ro:${path.dirname(f)}`,
+        });
+      }
+    }
+    const args = bwrapArgs(plain);
+    plan.waitReasons.push('the bwrap jail');
+    plan.notes.push(`bwrap jail: ${[bwrap, ...args].map(shellQuote).join(' ')}`);
+    plan.runner = (p) => {
+      let status = '';
+      return runAndWait(
+        p,
+        () => {
+          const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env: p.env });
+          child.stdio[STATUS_FD]?.on('data', (chunk: Buffer) => {
+            status += chunk.toString('utf8');
+          });
+          return child;
+        },
+        (ended) => {
+          // bwrap reports the command's exit on its status descriptor; without that report it
+          // failed to set up the jail or to start the command, and has said why on stderr.
+          const exit = exitCodeFromStatus(status);
+          if (exit !== undefined) return exit;
+          if (ended.signal !== null) return 128 + ended.signal;
+          throw new ArbError('ARB_UNSUPPORTED', `bubblewrap could not set up the jail or start the command (bwrap exited ${ended.status}; its message is above)`, {
+            exitCode: ended.status === 0 || ended.status === null ? 1 : ended.status,
+            hint: 'if it says user namespaces are not permitted, allow them (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap on Ubuntu 24.04) or use --jail landlock',
+          });
+        },
       );
-    });
-  });
+    };
+  };
 }
 
 /** The "exit-code" bwrap reported on its JSON status descriptor, if it did. */
@@ -320,6 +391,3 @@ export function exitCodeFromStatus(status: string): number | undefined {
   return exit;
 }
 
-function osSignalNumber(signal: NodeJS.Signals): number | undefined {
-  return os.constants.signals[signal];
-}

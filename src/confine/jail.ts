@@ -1,8 +1,13 @@
 // Which jail confines the command: `--jail landlock` (Linux, the default), `seatbelt` (macOS, the
 // default), `bwrap` (bubblewrap, Linux) or `none` (no isolation, said every time). Pure checks of
 // the choice against the platform and the other options; the jails live in their own modules.
-import { usageError } from '../errors';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+
+import { ArbError, usageError } from '../errors';
 import type { MountSpec } from './mounts';
+import type { ConfineOptions, ConfinePlan, ConfineStep } from './run';
 
 export type JailName = 'landlock' | 'seatbelt' | 'bwrap' | 'none';
 
@@ -45,3 +50,198 @@ export function chooseJail(
 /** Printed on stderr every time the command runs with --jail none. */
 export const NO_JAIL_WARNING =
   'WARNING: --jail none: the command runs WITHOUT ANY ISOLATION: it can read your secrets (~/.ssh, ~/.aws, tokens) and write anywhere you can. Only the working directory is chosen for it.';
+
+// --- confine's steps for the chosen jail (src/confine/run.ts builds the plan from them) -------
+
+function listFlag(v: unknown): string[] {
+  if (v === undefined || v === null || v === false) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+function singleFlag(v: unknown, flag: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (Array.isArray(v)) {
+    if (v.length === 1) return String(v[0]);
+    throw usageError(`${flag} was given ${v.length} times; give it once`);
+  }
+  return String(v);
+}
+
+/** The jail, mounts and preset a confine run asked for, checked before anything is made. */
+export interface JailChoice {
+  jail: JailName;
+  mounts: MountSpec[];
+  /** --preset as given ('none' turns the choice by command name off). */
+  preset?: string;
+}
+
+export function jailChoice(flags: Record<string, unknown>, platform: NodeJS.Platform = process.platform): JailChoice {
+  // Loaded here: mounts and presets are small, but the Landlock path needs neither at start.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { parseMounts } = require('./mounts') as typeof import('./mounts');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { getPreset } = require('./presets') as typeof import('./presets');
+  const mounts = parseMounts(listFlag(flags.mount));
+  const jail = chooseJail(singleFlag(flags.jail, '--jail'), mounts, platform);
+  const preset = singleFlag(flags.preset, '--preset');
+  if (preset !== undefined && preset !== 'none') getPreset(preset);
+  return { jail, mounts, preset };
+}
+
+/**
+ * The preset step (after 'environment', before 'scrub-environment' which reads plan.keepEnv): the
+ * agent's own key is kept, its directories are made if missing and granted, and confine says so.
+ */
+const chosenPresets = new WeakMap<ConfinePlan, import('./presets').ResolvedPreset>();
+
+export const presetStep: ConfineStep = (plan) => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  const explicit = singleFlag(plan.options.flags.preset, '--preset');
+  const preset = presets.choosePreset(explicit, plan.options.command, plan.home, plan.env);
+  if (!preset) return;
+  chosenPresets.set(plan, preset);
+  plan.keepEnv.push(...preset.keepEnv);
+  plan.warnings.push(presets.presetNote(preset, plan.home));
+};
+
+/**
+ * Just before 'policy', once the command was found and the fork made: the preset's directories
+ * are made if missing (a jail grants only what exists, and an agent run for the first time must
+ * keep its state), then granted.
+ */
+export const presetPathsStep: ConfineStep = (plan) => {
+  const preset = chosenPresets.get(plan);
+  if (!preset) return;
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  presets.ensurePresetDirs(preset, plan.home);
+  for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  // Read-only config that is not there is simply not granted (it is not the user's -r).
+  for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
+};
+
+/** The `none` jail: says loudly that nothing is confined, and runs the command as it is. */
+export const noJailStep: ConfineStep = (plan) => {
+  plan.warnings.push(NO_JAIL_WARNING);
+  // The command is not sandboxed: telling Claude Code it is would make it skip its own checks.
+  delete plan.env.CLAUDE_CODE_SANDBOXED;
+  plan.waitReasons.push('--jail none');
+  plan.runner = (p) => runAndWait(p, () => spawn(p.file, p.argv.slice(1), { argv0: p.argv[0], cwd: p.dir, env: p.env, stdio: 'inherit' }));
+};
+
+/**
+ * The steps for a jail, from confine's (src/confine/run.ts STEPS): Landlock's as they are, with
+ * the preset step; bwrap's without Landlock's own steps, with a first step that checks bwrap and
+ * the mounts before anything is forked, and a last one that runs bwrap; none's with neither
+ * Landlock nor the policy. Throws usage errors (bad --jail, --mount, --preset) before any step.
+ */
+export function jailSteps(options: ConfineOptions, steps: readonly NamedStep[], platform: NodeJS.Platform = process.platform): NamedStep[] {
+  const choice = jailChoice(options.flags, platform);
+  const out: NamedStep[] = [];
+  const drop = new Set<string>(
+    choice.jail === 'bwrap' ? ['landlock-abi', 'ruleset'] : choice.jail === 'none' ? ['landlock-abi', 'policy', 'ruleset'] : [],
+  );
+  if (choice.jail === 'bwrap') {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const bwrap = require('./bwrap') as typeof import('./bwrap');
+    out.push({ name: 'bwrap-check', run: bwrap.bwrapCheckStep(choice.mounts) });
+  }
+  for (const step of steps) {
+    if (drop.has(step.name)) continue;
+    if (step.name === 'policy') out.push({ name: 'preset-paths', run: presetPathsStep });
+    out.push(step);
+    if (step.name === 'environment') out.push({ name: 'preset', run: presetStep });
+    if (step.name === 'hardening' && choice.jail === 'bwrap') {
+      // eslint-disable-next-line @typescript-eslint/no-var-requires
+      const bwrap = require('./bwrap') as typeof import('./bwrap');
+      out.push({ name: 'bwrap', run: bwrap.bwrapStep(choice.mounts) });
+    }
+    if (step.name === 'hardening' && choice.jail === 'none') out.push({ name: 'no-jail', run: noJailStep });
+  }
+  return out;
+}
+
+export interface NamedStep {
+  name: string;
+  run: ConfineStep;
+}
+
+/** How a child ended. */
+export interface Ended {
+  status: number | null;
+  /** The signal's number, or null. */
+  signal: number | null;
+}
+
+/**
+ * Starts the command and waits, as confine does in wait mode: the terminal's ^C and ^\ reach the
+ * command's process group directly, so confine only outlives them; other signals sent to
+ * confine alone are passed on. Runs the plan's beforeStart and afterExit hooks, and --rm.
+ * `interpret` turns how the child ended into the status (default: its status, 128+N for a
+ * signal N); if it throws, the command never ran, and the fork confine made is removed.
+ */
+export async function runAndWait(plan: ConfinePlan, start: () => ChildProcess, interpret?: (ended: Ended) => number): Promise<number> {
+  let ended: Ended;
+  let status: number;
+  try {
+    for (const f of plan.beforeStart) await f();
+    ended = await new Promise<Ended>((resolve, reject) => {
+      const child = start();
+      const ignore = () => {};
+      const forward = (sig: NodeJS.Signals) => () => {
+        try {
+          child.kill(sig);
+        } catch {
+          /* it has ended */
+        }
+      };
+      const handlers: [NodeJS.Signals, () => void][] = [
+        ['SIGINT', ignore],
+        ['SIGQUIT', ignore],
+        ['SIGTERM', forward('SIGTERM')],
+        ['SIGHUP', forward('SIGHUP')],
+        ['SIGUSR1', forward('SIGUSR1')],
+        ['SIGUSR2', forward('SIGUSR2')],
+      ];
+      for (const [sig, h] of handlers) process.on(sig, h);
+      const done = () => {
+        for (const [sig, h] of handlers) process.removeListener(sig, h);
+      };
+      child.on('error', (err: NodeJS.ErrnoException) => {
+        done();
+        const file = child.spawnfile;
+        reject(
+          err.code === 'EACCES'
+            ? new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${file}': permission denied (EACCES)`, { exitCode: 126, cause: err })
+            : new ArbError('ARB_IO', `cannot run '${file}': ${err.message}`, { cause: err }),
+        );
+      });
+      child.on('close', (code, signal) => {
+        done();
+        resolve({ status: code, signal: signal ? (os.constants.signals[signal] ?? 0) : null });
+      });
+    });
+    status = interpret ? interpret(ended) : ended.signal !== null ? 128 + ended.signal : (ended.status ?? 1);
+  } catch (err) {
+    // The command never ran: leave nothing behind.
+    if (plan.fork) removeForkOf(plan);
+    throw err;
+  }
+  for (const f of plan.afterExit) await f(ended);
+  if (plan.rm && plan.fork) {
+    try {
+      removeForkOf(plan);
+      if (plan.options.verbose) fs.writeSync(2, `${plan.options.program}: removed ${plan.fork.fork} and ${plan.fork.base}\n`);
+    } catch (err) {
+      fs.writeSync(2, `${plan.options.program}: cannot remove the fork '${plan.fork.fork}': ${(err as Error).message}\n`);
+    }
+  }
+  return status;
+}
+
+function removeForkOf(plan: ConfinePlan): void {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { removeFork } = require('./run') as typeof import('./run');
+  if (plan.fork) removeFork(plan.fork);
+}

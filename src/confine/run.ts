@@ -510,6 +510,9 @@ function formatPlain(err: ArbError): string {
 
 /** The whole of arb confine: plan, then run. */
 export async function confine(options: ConfineOptions): Promise<number> {
-  const plan = await buildPlan(options);
+  // The jail (--jail, --mount, --preset: src/confine/jail.ts) decides which steps run.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { jailSteps } = require('./jail') as typeof import('./jail');
+  const plan = await buildPlan(options, jailSteps(options, STEPS));
   return runPlan(plan);
 }

@@ -23,3 +23,40 @@ describe('chooseJail', () => {
     expect(() => chooseJail('none', mounts, 'linux')).toThrow(/the none jail cannot mount/);
   });
 });
+
+describe('jailSteps', () => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { STEPS } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  const { jailSteps } = require('../../src/confine/jail') as typeof import('../../src/confine/jail');
+  const names = (flags: Record<string, unknown>) =>
+    jailSteps({ flags } as unknown as import('../../src/confine/run').ConfineOptions, STEPS, 'linux').map((s) => s.name);
+
+  it("keeps Landlock's steps as they are, adding the preset's", () => {
+    const n = names({});
+    expect(n.filter((x) => !x.startsWith('preset'))).toEqual(STEPS.map((s) => s.name));
+    expect(n.indexOf('preset')).toBe(n.indexOf('environment') + 1);
+    expect(n.indexOf('preset-paths')).toBe(n.indexOf('policy') - 1);
+  });
+
+  it('bwrap: checks bwrap and the mounts first, needs no Landlock, and runs last after the policy', () => {
+    const n = names({ jail: 'bwrap', mount: ['tmpfs:/x'] });
+    expect(n[0]).toBe('bwrap-check');
+    expect(n).not.toContain('landlock-abi');
+    expect(n).not.toContain('ruleset');
+    expect(n.indexOf('bwrap')).toBeGreaterThan(n.indexOf('policy'));
+    expect(n.indexOf('fork')).toBeGreaterThan(n.indexOf('bwrap-check'));
+  });
+
+  it('none: no Landlock, no policy', () => {
+    const n = names({ jail: 'none' });
+    expect(n).not.toContain('landlock-abi');
+    expect(n).not.toContain('policy');
+    expect(n).toContain('no-jail');
+  });
+
+  it('refuses bad choices before any step runs', () => {
+    expect(() => names({ jail: 'bwrap', mount: 'ro' })).toThrow(/too few parts/);
+    expect(() => names({ preset: 'nope' })).toThrow(/unknown preset 'nope'/);
+    expect(() => names({ jail: ['bwrap', 'none'] })).toThrow('--jail was given 2 times; give it once');
+  });
+});
