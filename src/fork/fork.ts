@@ -195,7 +195,7 @@ interface ProgressDisplay {
 function startProgress(fork: string): ProgressDisplay | undefined {
   if (!process.stderr.isTTY) return undefined;
   const started = Date.now();
-  const delay = Number(process.env.ARB_PROGRESS_AFTER_MS ?? 1000);
+  const delay = 1000;
   let shown = false;
   return {
     update({ files, bytes }) {
