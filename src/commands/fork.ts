@@ -27,10 +27,33 @@ export function builder(y: Argv): Argv {
       // --no-ignore sets `ignore` to false; `ignore` itself is only there for yargs' strict mode.
       .option('ignore', { type: 'boolean', hidden: true })
       .option('no-ignore', { type: 'boolean', describe: 'fork what .gitignore files ignore too (node_modules, build output…)' })
-      // -l/--list and --prune: see the issue on listing and pruning forks.
+      // -l/--list and --prune: src/fork/list.ts and src/fork/prune.ts.
+      .option('list', { alias: 'l', type: 'boolean', describe: 'list the forks of DIR (default: the working directory) and what is in each' })
+      .option('json', { type: 'boolean', describe: 'with -l: print the list as JSON' })
+      .option('prune', { type: 'boolean', describe: 'remove the forks of DIR that are unchanged or merged, and bases left over, once left alone for an hour' })
+      .option('dry-run', { type: 'boolean', describe: 'with --prune: say what would be removed, remove nothing' })
+      .example('arb fork -l', 'list the forks of the working directory: FORK, UPDATED, STATUS')
       .example('cd "$(arb fork)"', 'fork the working directory and go there')
       .example('arb fork -n try ~/src/turso', 'make ~/src/turso.try (and ~/src/.turso.try.base)')
   );
+}
+
+/** arb fork -l [--json] [DIR] and arb fork --prune [--dry-run] [DIR]. */
+async function listOrPrune(args: Record<string, unknown>, ctx: Context): Promise<number> {
+  if (args.list && args.prune) throw usageError('give either -l or --prune, not both');
+  for (const flag of ['name', 'print', 'DEST'] as const) {
+    if (args[flag] !== undefined) throw usageError(`${flag === 'DEST' ? 'DEST' : `--${flag}`} does not go with ${args.list ? '-l' : '--prune'}`);
+  }
+  if (args.ignore === false) throw usageError(`--no-ignore does not go with ${args.list ? '-l' : '--prune'}`);
+  const dir = (args.DIR as string | undefined) ?? process.cwd();
+  const write = (text: string) => process.stdout.write(text);
+  const warn = (message: string) => process.stderr.write(`${ctx.program}: ${message}\n`);
+  if (args.list) {
+    if (args['dry-run']) throw usageError('--dry-run goes with --prune');
+    return (await import('../fork/list')).runList(dir, Boolean(args.json), write, warn);
+  }
+  if (args.json) throw usageError('--json goes with -l');
+  return (await import('../fork/prune')).runPrune(dir, Boolean(args['dry-run']), write, warn);
 }
 
 /** The exit status of a shell that ended, as shells report it. */
@@ -65,6 +88,9 @@ function runShell(dir: string, ctx: Context): Promise<number> {
 
 export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
   // -l/--list and --prune are handled here, before forking (their own issue).
+  if (args.list || args.prune) return listOrPrune(args, ctx);
+  if (args.json) throw usageError('--json goes with -l');
+  if (args['dry-run']) throw usageError('--dry-run goes with --prune');
 
   const name = args.name as string | undefined;
   if (name !== undefined) {

@@ -1,0 +1,170 @@
+// arb fork --prune: removes what is done with, and nothing else. A fork that is unchanged or
+// merged goes with its base, and a base whose fork is gone goes too, once each has been left
+// alone for an hour (nothing inside changed: see list.ts's UPDATED). A fork with files only
+// there, one changed in the last hour, a link where a fork was, or one that cannot be read is
+// kept, and the reasons are counted.
+//
+// Removing is where a mistake loses work, so:
+// - only the forks and bases findForks names beside the directory are ever removed, never the
+//   directory itself nor anything outside its parent;
+// - right before removing, each is examined again, and kept if its status, its last change or
+//   its inode moved (a fork that changes while it is being examined is kept);
+// - the removal is `rm -rf` (GNU: --one-file-system), whose walk opens each directory without
+//   following links, so a link put inside the fork, even while it is removed, is removed as a
+//   link and never followed; and a link where the fork was is never removed through.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { ArbError } from '../errors';
+import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
+
+export const LEFT_ALONE_MS = 60 * 60 * 1000;
+
+export interface PruneOptions {
+  /** Say what would be removed, remove nothing. */
+  dryRun?: boolean;
+  /** The time "an hour ago" is counted from; now by default. */
+  now?: number;
+  /** Called after each fork or base is first examined, before it is examined again and removed. */
+  onExamined?: (entry: ForkEntry) => void;
+  warn?: (message: string) => void;
+}
+
+export interface PruneResult {
+  /** Paths removed (or, with dryRun, that would be). */
+  removed: string[];
+  /** What was kept, each with why. */
+  kept: { entry: ForkEntry; reason: KeptReason }[];
+  /** Removals that failed. */
+  failed: { path: string; message: string }[];
+}
+
+export type KeptReason = 'only-here' | 'recent' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
+
+function keepReason(e: ForkEntry, now: number): KeptReason | undefined {
+  switch (e.status) {
+    case 'only-here':
+      return 'only-here';
+    case 'not-a-directory':
+      return 'not-a-directory';
+    case 'unreadable':
+      return 'unreadable';
+    default:
+      return now - e.updatedMs < LEFT_ALONE_MS ? 'recent' : undefined;
+  }
+}
+
+/** Whether an examination right now still says what the first one did. */
+function unchangedSince(before: ForkEntry, after: ForkEntry): boolean {
+  return (
+    before.status === after.status &&
+    before.updatedMs === after.updatedMs &&
+    before.fork === after.fork &&
+    before.identity?.dev === after.identity?.dev &&
+    before.identity?.ino === after.identity?.ino
+  );
+}
+
+/** Removes one directory tree without following any link in it; throws with rm's words. */
+export function removeDirectory(p: string): void {
+  const st = fs.lstatSync(p);
+  if (!st.isDirectory()) throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
+  const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
+  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+  if (r.status !== 0 && fs.existsSync(p)) {
+    // Directories without write permission (kept from the source): let their owner in, never
+    // through a link (chmod -R does not follow links below the top, and the top was lstat'ed).
+    spawnSync('chmod', ['-R', 'u+rwx', '--', p]);
+    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+  }
+  if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new ArbError('ARB_IO', `cannot remove '${p}': ${r.stderr.trim().split('\n').slice(-1)[0] || `rm exited with status ${r.status}`}`);
+  }
+}
+
+/**
+ * Prunes the forks of `dir`. Each path removed is reported to `onRemove` as it goes (so that an
+ * interrupted prune has said what it did).
+ */
+export async function pruneForks(dir: string, options: PruneOptions = {}, onRemove: (p: string) => void = () => undefined): Promise<PruneResult> {
+  const resolved = path.resolve(dir);
+  const parent = path.dirname(resolved);
+  const now = options.now ?? Date.now();
+  const result: PruneResult = { removed: [], kept: [], failed: [] };
+  for (const entry of await listForks(resolved, { warn: options.warn })) {
+    const reason = keepReason(entry, now);
+    if (reason) {
+      result.kept.push({ entry, reason });
+      continue;
+    }
+    const targets = entry.status === 'base-only' ? [entry.base] : [entry.fork!, entry.base];
+    // Never anything but a sibling of the directory that findForks named; never the directory.
+    for (const t of targets) {
+      if (path.dirname(t) !== parent || t === resolved) throw new ArbError('ARB_INTERNAL', `refusing to remove '${t}': not a fork of '${resolved}'`);
+    }
+    options.onExamined?.(entry);
+    if (!options.dryRun) {
+      const again = await examine(resolved, entry.name, entry.fork ?? path.join(parent, `${path.basename(resolved)}.${entry.name}`), entry.base, { warn: options.warn });
+      if (!unchangedSince(entry, again) || keepReason(again, now)) {
+        result.kept.push({ entry: again, reason: 'changed-while-pruning' });
+        continue;
+      }
+    }
+    for (const t of targets) {
+      if (options.dryRun) {
+        result.removed.push(t);
+        onRemove(t);
+        continue;
+      }
+      try {
+        removeDirectory(t);
+        result.removed.push(t);
+        onRemove(t);
+      } catch (err) {
+        result.failed.push({ path: t, message: (err as Error).message });
+        break; // the base of a fork that could not be removed stays with it
+      }
+    }
+  }
+  return result;
+}
+
+/** "kept 2: 1 with files only here, 1 changed 5 minutes ago" */
+export function keptSummary(kept: PruneResult['kept'], now: number): string {
+  if (kept.length === 0) return 'kept 0';
+  const count = (r: KeptReason) => kept.filter((k) => k.reason === r).length;
+  const parts: string[] = [];
+  const onlyHere = count('only-here');
+  if (onlyHere) parts.push(`${onlyHere} with files only here`);
+  const recent = kept.filter((k) => k.reason === 'recent');
+  if (recent.length === 1) parts.push(`1 changed ${timeAgo(recent[0].entry.updatedMs, now)}`);
+  else if (recent.length > 1) parts.push(`${recent.length} changed in the last hour`);
+  const link = count('not-a-directory');
+  if (link) parts.push(`${link} whose fork is not a directory (a link?)`);
+  const unreadable = count('unreadable');
+  if (unreadable) parts.push(`${unreadable} that could not be read`);
+  const moving = count('changed-while-pruning');
+  if (moving) parts.push(`${moving} changed while being examined`);
+  return `kept ${kept.length}: ${parts.join(', ')}`;
+}
+
+/** arb fork --prune [--dry-run] [DIR]: prints what it removes, then what it kept; 0, or 1 on a failure. */
+export async function runPrune(dir: string, dryRun: boolean, write: (text: string) => void, warn: (message: string) => void, now = Date.now()): Promise<number> {
+  const cwd = process.cwd();
+  const result = await pruneForks(dir, { dryRun, now }, (p) => write(`${dryRun ? 'would remove' : 'removed'} ${showPath(p, cwd)}\n`));
+  write(`${keptSummary(result.kept, now)}\n`);
+  let status = 0;
+  for (const k of result.kept) {
+    if (k.reason === 'unreadable') {
+      warn(`cannot tell what is in '${k.entry.fork}': ${k.entry.error}`);
+      status = 1;
+    }
+  }
+  for (const f of result.failed) {
+    warn(f.message);
+    status = 1;
+  }
+  return status;
+}
