@@ -88,9 +88,11 @@ export interface LandlockSpec {
 
 /** One step of the mount plan inside the command's mount namespace (see layers.h MountOp). */
 export interface MountOpSpec {
-  kind: 'bind-rw' | 'bind-ro' | 'mask' | 'tmpfs' | 'symlink';
+  kind: 'bind-rw' | 'bind-ro' | 'mask' | 'tmpfs' | 'devpts' | 'symlink';
   path: string;
   target?: string;
+  /** bind-rw/bind-ro: what to bind at `path`, when not `path` itself (the terminal at /dev/console). */
+  source?: string;
 }
 
 export interface NamespacePlanSpec {

@@ -22,12 +22,14 @@ struct MountOp {
     kBindReadOnly,   // the same, read-only (a readable path inside a masked directory)
     kMask,           // an empty tmpfs, read-only once what is bound under it is in place
     kTmpfs,          // a fresh, private, writable tmpfs (mode 1777): /tmp, /dev/shm
+    kDevpts,         // a new devpts instance: only the pseudo-terminals the command opens
     kSymlink,        // a symbolic link at `path` to `target`, inside a mask, so that a readable
                      // path reached through a link in the home directory still resolves
   };
   Kind kind = kBindReadWrite;
   std::string path;    // absolute, resolved (for kSymlink: where the link is)
   std::string target;  // kSymlink only: the link's text, as readlink gave it
+  std::string source;  // binds: what to bind at `path` when not `path` itself
 };
 
 struct MountPlan {
@@ -50,7 +52,7 @@ struct NamespacePlan {
 };
 
 // Fills `plan` (enabled = true) from the object TypeScript built (NamespacePlanSpec in
-// src/native.ts: {pid, net, uid, gid, readOnlyRoot, mounts: [{kind, path, target?}]}).
+// src/native.ts: {pid, net, uid, gid, readOnlyRoot, mounts: [{kind, path, target?, source?}]}).
 // Throws a Napi::TypeError on a malformed one. Call it before fork(): it allocates.
 void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan);
 

@@ -129,8 +129,8 @@ int SetReadOnly(int dfd, const char* path, unsigned int flags) {
 //                                           while it is still writable
 //   mount_setattr(/, AT_RECURSIVE, RDONLY)  every mount read-only: chmod, chown, utimes and
 //                                           setxattr outside now fail with EROFS
-//   in order: mount(tmpfs) for masks and private tmpfs; mkdir + move_mount for binds (the copy
-//   of a readable path made read-only first); symlink for links
+//   in order: mount(tmpfs) for masks and private tmpfs; mount(devpts, newinstance); mkdir +
+//   move_mount for binds (the copy of a readable path made read-only first); symlink for links
 //   mount_setattr(mask, RDONLY)             each mask read-only once its binds are in place
 // Mounts copied from the host into a namespace owned by a new user namespace are locked
 // together, so the command cannot unmount a mask to see what is under it, nor make a read-only
@@ -154,12 +154,13 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
   for (size_t i = 0; i < plan.ops.size(); i++) {
     const MountOp& op = plan.ops[i];
     if (op.kind != MountOp::kBindReadWrite && op.kind != MountOp::kBindReadOnly) continue;
-    trees[i] = OpenTree(AT_FDCWD, op.path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    const std::string& from = op.source.empty() ? op.path : op.source;
+    trees[i] = OpenTree(AT_FDCWD, from.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (trees[i] < 0) {
       // A path that vanished since TypeScript looked is not bound: its absence only takes
       // access away.
       if (errno == ENOENT) continue;
-      return Fail(f, errno, "open_tree", op.path);
+      return Fail(f, errno, "open_tree", from);
     }
     if (op.kind == MountOp::kBindReadOnly && SetReadOnly(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE) != 0) {
       return Fail(f, errno, "mount_setattr", op.path);
@@ -180,6 +181,14 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
         }
         break;
       }
+      case MountOp::kDevpts:
+        // The host's /dev/pts holds every terminal of the user, which the command could open
+        // and read keystrokes from. A new instance holds only the ones it opens; /dev/ptmx finds
+        // it as the "pts" beside it. Its own terminal stays open as fds 0-2 and /dev/tty.
+        if (mount("devpts", op.path.c_str(), "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
+          return Fail(f, errno, "mount", op.path);
+        }
+        break;
       case MountOp::kBindReadWrite:
       case MountOp::kBindReadOnly: {
         if (trees[i] < 0) break;
@@ -372,6 +381,7 @@ MountOp::Kind KindOf(Napi::Env env, const std::string& kind) {
   if (kind == "bind-ro") return MountOp::kBindReadOnly;
   if (kind == "mask") return MountOp::kMask;
   if (kind == "tmpfs") return MountOp::kTmpfs;
+  if (kind == "devpts") return MountOp::kDevpts;
   if (kind == "symlink") return MountOp::kSymlink;
   throw Napi::TypeError::New(env, "namespaces.mounts[].kind is unknown: " + kind);
 }
@@ -486,6 +496,9 @@ void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan) {
     op.kind = KindOf(env, kind.As<Napi::String>().Utf8Value());
     op.path = PathField(o, "path", true);
     if (op.kind == MountOp::kSymlink) op.target = PathField(o, "target", false);
+    if ((op.kind == MountOp::kBindReadWrite || op.kind == MountOp::kBindReadOnly) && !o.Get("source").IsUndefined()) {
+      op.source = PathField(o, "source", true);
+    }
     plan->mounts.ops.push_back(std::move(op));
   }
 }

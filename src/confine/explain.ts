@@ -70,7 +70,11 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   out.push(ns ? '  (the rest of the home directory is not even there: a masked, empty directory)' : '  (the names of other files there can be listed, not read)');
 
   out.push('');
-  out.push('It can write (nothing else; outside these even chmod, chown and touch fail' + (ns ? ' with EROFS' : ' on what Landlock denies, but NOT on metadata: chmod, chown and touch work wherever your permissions allow') + '):');
+  out.push(
+    ns
+      ? 'It can write (only these; outside them even chmod, chown and touch fail with EROFS):'
+      : 'It can write (only these; but chmod, chown and touch still work on your files anywhere: Landlock does not cover metadata):',
+  );
   const wrows: [string, string][] = writable.map((g) => {
     const where = options.dir === undefined && g.path === plan.dir ? `${g.path}.N (the fork)` : tilde(home, g.path);
     return [where, g.why + (ns && PRIVATE.has(g.path) ? ' (private to the command: a tmpfs of its own)' : '')];

@@ -12,11 +12,14 @@
 //     connect to, are gone, and so are the names of the files in the home directory;
 //   - a private /tmp and /dev/shm (tmux, X11 and ssh-agent sockets gone), the writable paths
 //     under them bound back;
+//   - a /dev/pts of its own: the user's other terminals, whose keystrokes it could read, are
+//     gone; its own terminal is bound at /dev/console;
 //   - its own /proc: other processes, and the tokens on their command lines, are invisible.
 // Where they do not (or ARB_CONFINE_NO_NAMESPACES=1), confine runs with Landlock alone and says
 // so once on stderr. The seccomp filter (TIOCSTI, TIOCLINUX) applies in both modes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as tty from 'node:tty';
 
 import { ArbError, usageError } from '../errors';
 import type { MountOpSpec, NamespacePlanSpec, NamespaceProbeResult, SeccompPlanSpec } from '../native';
@@ -118,6 +121,8 @@ export interface MountPlanInput {
   homes: readonly string[];
   /** $XDG_RUNTIME_DIR, if set. */
   runtimeDir?: string;
+  /** The command's terminal, a pseudo-terminal of the host (/dev/pts/N), if it has one. */
+  terminal?: string;
 }
 
 export interface MountPlan {
@@ -137,8 +142,9 @@ function depth(p: string): number {
 // At one path, the step that wins: a private tmpfs is writable already; a writable grant
 // unmasks (the user asked to write there); a mask hides a merely readable one (a grant of
 // reading /run, around the home directory, must not bring /run back).
-const PRIORITY: Record<MountOpSpec['kind'], number> = { tmpfs: 0, 'bind-rw': 1, mask: 2, 'bind-ro': 3, symlink: 4 };
-const ORDER: Record<MountOpSpec['kind'], number> = { mask: 0, tmpfs: 0, 'bind-ro': 1, 'bind-rw': 1, symlink: 2 };
+const PRIORITY: Record<MountOpSpec['kind'], number> = { tmpfs: 0, devpts: 0, 'bind-rw': 1, mask: 2, 'bind-ro': 3, symlink: 4 };
+const ORDER: Record<MountOpSpec['kind'], number> = { mask: 0, tmpfs: 0, devpts: 0, 'bind-ro': 1, 'bind-rw': 1, symlink: 2 };
+const HIDES = new Set<MountOpSpec['kind']>(['mask', 'tmpfs', 'devpts']);
 
 /**
  * The steps that give the command its view of the file system in its mount namespace, in the
@@ -174,6 +180,16 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     if (real) offer({ kind: 'tmpfs', path: real, why });
   }
 
+  // The host's /dev/pts holds every terminal of the user (the command could read what is typed
+  // in another one): a devpts of its own instead, and its own terminal bound at /dev/console,
+  // where ttyname() finds it, as bubblewrap does.
+  if (view.lstat('/dev/pts') === 'directory') {
+    offer({ kind: 'devpts', path: '/dev/pts', why: 'its own pseudo-terminals only (not your other terminals)' });
+    if (input.terminal && /^\/dev\/pts\/\d+$/.test(input.terminal) && view.lstat('/dev/console') === 'device') {
+      offer({ kind: 'bind-rw', path: '/dev/console', source: input.terminal, why: `its terminal (${input.terminal}), where ttyname() finds it` });
+    }
+  }
+
   let readOnlyRoot = true;
   const linksOf = new Map<string, LinkStep[]>();
   for (const g of input.grants) {
@@ -201,14 +217,15 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   };
   for (const op of sorted) {
     const above = nearestAbove(op.path);
-    const inHidden = above !== undefined && (above.kind === 'mask' || above.kind === 'tmpfs');
+    const inHidden = above !== undefined && HIDES.has(above.kind);
     switch (op.kind) {
       case 'mask':
       case 'tmpfs':
+      case 'devpts':
         if (!inHidden) kept.push(op);
         break;
       case 'bind-rw':
-        if (above === undefined ? readOnlyRoot : above.kind !== 'bind-rw') kept.push(op);
+        if (op.source !== undefined || (above === undefined ? readOnlyRoot : above.kind !== 'bind-rw')) kept.push(op);
         break;
       case 'bind-ro':
         if (inHidden) kept.push(op);
@@ -225,7 +242,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   for (const steps of linksOf.values()) {
     for (const link of steps) {
       const above = nearestAbove(link.location);
-      if (above && (above.kind === 'mask' || above.kind === 'tmpfs')) links.set(link.location, link.target);
+      if (above && HIDES.has(above.kind)) links.set(link.location, link.target);
     }
   }
   for (const [location, target] of links) kept.push({ kind: 'symlink', path: location, target, why: 'a link on the way to a bound path' });
@@ -288,6 +305,8 @@ export interface HardeningInput {
   abi: number;
   uid: number;
   gid: number;
+  /** The command's terminal (/dev/pts/N), if its standard streams are one. */
+  terminal?: string;
 }
 
 export interface Layer {
@@ -338,7 +357,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
   const details: string[] = [];
   const layers: Layer[] = [];
 
-  const mounts = buildMountPlan({ grants: input.grants, homes: input.homes, runtimeDir: input.env.XDG_RUNTIME_DIR });
+  const mounts = buildMountPlan({ grants: input.grants, homes: input.homes, runtimeDir: input.env.XDG_RUNTIME_DIR, terminal: input.terminal });
 
   // Namespaces: asked off, or probed.
   const forcedOff = landlockOnlyRequested(input);
@@ -356,7 +375,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
   }
   const namespaces: NamespacePlanSpec | undefined = why
     ? undefined
-    : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: mounts.ops.map(({ kind, path: at, target }) => (target === undefined ? { kind, path: at } : { kind, path: at, target })) };
+    : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: mounts.ops.map(({ why: _why, ...op }) => op) };
 
   if (seccompCache === undefined) seccompCache = p.seccomp();
   const seccompWorks = seccompCache;
@@ -464,7 +483,22 @@ export function hardeningInput(plan: ConfinePlan): HardeningInput {
     abi: plan.abi,
     uid: process.getuid?.() ?? 0,
     gid: process.getgid?.() ?? 0,
+    terminal: ownTerminal(),
   };
+}
+
+/** The pseudo-terminal confine's standard streams are, as /dev/pts/N, if any. */
+export function ownTerminal(): string | undefined {
+  for (const fd of [0, 1, 2]) {
+    if (!tty.isatty(fd)) continue;
+    try {
+      const link = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      if (/^\/dev\/pts\/\d+$/.test(link)) return link;
+    } catch {
+      /* no /proc: no terminal to bind */
+    }
+  }
+  return undefined;
 }
 
 const decided = new WeakMap<ConfinePlan, Hardening>();

@@ -43,6 +43,7 @@ let listenerOut = '';
 let listenerPid = 0;
 let tcpPort = 0;
 let udpPort = 0;
+let otherTerminal = '';
 
 function own(p: string, mode?: number): void {
   fs.chownSync(p, user!.uid, user!.gid);
@@ -62,7 +63,8 @@ function userFile(p: string, content = 'x\n', mode = 0o644): string {
 }
 
 // Listens, as the user, on an abstract socket, on TCP and UDP on 127.0.0.1; prints what UDP gets.
-// Its command line carries a token, as a process given a secret on its command line would.
+// Holds a terminal open (another terminal of the user, with a line typed in it). Its command line
+// carries a token, as a process given a secret on its command line would.
 const LISTENER = `
 import os, socket, sys, threading, time
 servers = []
@@ -77,7 +79,9 @@ def udp():
     while True:
         d, _ = u.recvfrom(200); print('udp', d.decode(errors='replace'), flush=True)
 threading.Thread(target=udp, daemon=True).start()
-print('ready', os.getpid(), t.getsockname()[1], u.getsockname()[1], flush=True)
+m, sl = os.openpty()
+os.write(m, b'typed-in-another-terminal\\n')
+print('ready', os.getpid(), t.getsockname()[1], u.getsockname()[1], os.ttyname(sl), flush=True)
 time.sleep(900)
 `;
 
@@ -112,8 +116,9 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error(`the listener did not start: ${listenerOut}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  const m = /^ready (\d+) (\d+) (\d+)$/m.exec(listenerOut)!;
+  const m = /^ready (\d+) (\d+) (\d+) (\S+)$/m.exec(listenerOut)!;
   [listenerPid, tcpPort, udpPort] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  otherTerminal = m[4];
 });
 
 /**
@@ -271,6 +276,19 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
       });
       const after = [home, key, path.join(home, '.gitconfig')].map((f) => fs.statSync(f));
       expect(after.map((s) => [s.mode, s.mtimeMs])).toEqual(before.map((s) => [s.mode, s.mtimeMs]));
+    });
+  }
+
+  if (ns) {
+    test("the user's other terminals are gone (ENOENT): it cannot read what is typed there; its own is at /dev/console", () => {
+      expect(otherTerminal).toMatch(/^\/dev\/pts\/\d+$/);
+      const ops = [`read:${otherTerminal}`];
+      const p = probe(modeEnv, ['-d', project], ops);
+      expect(answers(p, ops)).toEqual({ [`read:${otherTerminal}`]: 'ENOENT' });
+      const harness = 'import os, pty, sys\npid, fd = pty.fork()\nif pid == 0:\n    os.execvp(sys.argv[1], sys.argv[1:])\nout = b""\nwhile True:\n    try: b = os.read(fd, 4096)\n    except OSError: break\n    if not b: break\n    out += b\nos.waitpid(pid, 0)\nsys.stdout.write(out.decode(errors="replace"))';
+      const inner = 'import os; m, s = os.openpty(); print("own", os.ttyname(0), "new", os.ttyname(s))';
+      const r = asUser('python3', ['-c', harness, process.execPath, CLI, 'confine', '-d', project, '--', 'python3', '-c', inner]);
+      expect(r.stdout).toMatch(/own \/dev\/console new \/dev\/pts\/\d+/);
     });
   }
 

@@ -75,9 +75,9 @@ describe('buildMountPlan', () => {
     expect(ops(plan)).toEqual([
       'mask /run',
       'tmpfs /tmp',
+      'devpts /dev/pts',
       'tmpfs /dev/shm',
       'mask /home/u',
-      'bind-rw /dev/pts',
       'bind-rw /var/tmp',
       'bind-rw /home/u/.cache',
       'bind-ro /home/u/.gitconfig',
@@ -89,7 +89,7 @@ describe('buildMountPlan', () => {
   it('binds back writable paths under the private /tmp (a fork or the broker socket directory there)', () => {
     const v = fakeFs({ ...BASE, '/tmp/work': 'directory', '/tmp/work/proj.2': 'directory', '/tmp/sock': 'directory' });
     const plan = buildMountPlan({ grants: [w('/tmp'), w('/tmp/work/proj.2'), w('/tmp/sock'), r('/tmp/work')], homes: [HOME] }, v);
-    expect(ops(plan)).toEqual(['mask /run', 'tmpfs /tmp', 'tmpfs /dev/shm', 'mask /home/u', 'bind-rw /tmp/sock', 'bind-ro /tmp/work', 'bind-rw /tmp/work/proj.2']);
+    expect(ops(plan)).toEqual(['mask /run', 'tmpfs /tmp', 'devpts /dev/pts', 'tmpfs /dev/shm', 'mask /home/u', 'bind-rw /tmp/sock', 'bind-ro /tmp/work', 'bind-rw /tmp/work/proj.2']);
   });
 
   it('leaves out binds a bind above already gives, but not a writable one inside a read-only one', () => {
@@ -104,7 +104,7 @@ describe('buildMountPlan', () => {
   it('does not mask $XDG_RUNTIME_DIR again inside /run, nor mask what does not exist', () => {
     const v = fakeFs({ ...BASE, '/tmp': undefined as unknown as EntryKind });
     const plan = buildMountPlan({ grants: [], homes: [HOME, '/home/gone'], runtimeDir: '/run/user/1000' }, v);
-    expect(ops(plan)).toEqual(['mask /run', 'tmpfs /dev/shm', 'mask /home/u']);
+    expect(ops(plan)).toEqual(['mask /run', 'devpts /dev/pts', 'tmpfs /dev/shm', 'mask /home/u']);
   });
 
   it('masks an $XDG_RUNTIME_DIR outside /run', () => {
@@ -115,7 +115,7 @@ describe('buildMountPlan', () => {
 
   it('lets a writable path given at a mask unmask it, but a private tmpfs stays private', () => {
     const plan = buildMountPlan({ grants: [w('/run/user/1000'), w('/tmp')], homes: [HOME], runtimeDir: '/run/user/1000' }, view);
-    expect(ops(plan)).toEqual(['mask /run', 'tmpfs /tmp', 'tmpfs /dev/shm', 'mask /home/u', 'bind-rw /run/user/1000']);
+    expect(ops(plan)).toEqual(['mask /run', 'tmpfs /tmp', 'devpts /dev/pts', 'tmpfs /dev/shm', 'mask /home/u', 'bind-rw /run/user/1000']);
   });
 
   it('makes again, inside a mask, the links on the way to a bound path', () => {
@@ -133,12 +133,23 @@ describe('buildMountPlan', () => {
     expect(ops(plan)).toEqual([
       'mask /run',
       'tmpfs /tmp',
+      'devpts /dev/pts',
       'tmpfs /dev/shm',
       'mask /home/u',
       'symlink /home/u/.config -> /data',
       'symlink /home/u/.gitconfig -> dotfiles/gitconfig',
       'bind-ro /home/u/dotfiles/gitconfig',
     ]);
+  });
+
+  it('gives the command a /dev/pts of its own, with its terminal bound at /dev/console', () => {
+    const v = fakeFs({ ...BASE, '/dev/console': 'device', '/dev/pts/3': 'device' });
+    const plan = buildMountPlan({ grants: [w('/dev/pts'), w('/dev/ptmx')], homes: [HOME], terminal: '/dev/pts/3' }, v);
+    expect(plan.ops.filter((o) => o.path.startsWith('/dev/') && o.path !== '/dev/shm').map((o) => ({ kind: o.kind, path: o.path, source: o.source }))).toEqual([
+      { kind: 'devpts', path: '/dev/pts', source: undefined },
+      { kind: 'bind-rw', path: '/dev/console', source: '/dev/pts/3' },
+    ]);
+    expect(buildMountPlan({ grants: [], homes: [HOME], terminal: '/dev/tty1' }, v).ops.some((o) => o.path === '/dev/console')).toBe(false);
   });
 
   it('needs nothing for list grants, and keeps / writable when / itself is given with -w', () => {
