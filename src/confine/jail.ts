@@ -121,6 +121,10 @@ export const presetPathsStep: ConfineStep = (plan) => {
   for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
 };
 
+export const libraryWaitStep: ConfineStep = (plan) => {
+  if (plan.waitReasons.length === 0) plan.waitReasons.push('called as a library');
+};
+
 /** The `none` jail: says loudly that nothing is confined, and runs the command as it is. */
 export const noJailStep: ConfineStep = (plan) => {
   plan.warnings.push(NO_JAIL_WARNING);
@@ -159,6 +163,9 @@ export function jailSteps(options: ConfineOptions, steps: readonly NamedStep[], 
     }
     if (step.name === 'hardening' && choice.jail === 'none') out.push({ name: 'no-jail', run: noJailStep });
   }
+  // Called as a library (src/index.ts): wait for the command, never become it, which would
+  // replace the caller's process.
+  if (options.flags.library === true) out.push({ name: 'library-wait', run: libraryWaitStep });
   return out;
 }
 
