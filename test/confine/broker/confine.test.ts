@@ -119,6 +119,17 @@ describe('a confined command asking to run gh', () => {
     expect(fs.readFileSync(allowFile(), 'utf8')).toBe(before);
   });
 
+  test('`confine gh …` itself goes through confine', () => {
+    fs.writeFileSync(path.join(tools, 'answer'), 'once\n');
+    const r = arbAsUser(['confine', 'gh', 'pr', 'view', '1'], {
+      cwd: project,
+      env: { PATH: `${tools}:/usr/local/bin:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('args: pr view 1');
+    expect(lines(path.join(tools, 'ask.log'))).toEqual(['gh pr view 1']);
+  });
+
   test('tells the command it was not allowed, and does not run gh', () => {
     const r = confineSh('gh pr create --title x; echo status=$?', 'no');
     expect(r.stdout).toContain('status=1');

@@ -87,6 +87,17 @@ describe('the broker', () => {
     expect(env).toEqual({ PATH: `${broker.shimDir}:/usr/bin`, CONFINE_SOCKET: broker.socketPath });
   });
 
+  it('has a socket path that fits in sun_path whatever the directory', async () => {
+    const deep = path.join(root, 'd'.repeat(100), 'e'.repeat(100), 'f'.repeat(100));
+    fs.mkdirSync(deep, { recursive: true });
+    const other = (await startBroker({ root: deep, writable: [deep], home, env: { PATH: fake.bin }, cli: CLI })) as Broker;
+    try {
+      expect(Buffer.byteLength(other.socketPath)).toBeLessThan(104);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('is not started when gh is not installed', async () => {
     expect(await startBroker({ root, writable: [root], home, env: { PATH: '/nonexistent' }, cli: CLI })).toBeUndefined();
   });
