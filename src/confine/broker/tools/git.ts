@@ -16,7 +16,8 @@
 //   branch.NAME.merge                  git push -u, gh pr checkout: refs/…
 //   branch.NAME.gh-merge-base          gh pr create
 //
-// and with no include.path that the command could write. When the tool has finished by itself,
+// and with no include.path that the command could write, and objects/info/alternates as it was
+// (else git, outside, could read and push objects of another repository of yours). When the tool has finished by itself,
 // the clone replaces .git, so what the tool changed (config, refs, objects) is kept; what the
 // command changed in .git meanwhile is then lost. Nothing of the clone is kept if the tool was
 // stopped (the shim went away, confine is exiting).
@@ -36,6 +37,22 @@ export interface RepoSnapshot {
   top: string;
   /** Each configuration file under .git, by path relative to .git, as it was. */
   files: Map<string, Buffer>;
+  /** Files that must be as they were, byte for byte (EXACT), or absent (undefined) as they were. */
+  exact: Map<string, Buffer | undefined>;
+}
+
+/**
+ * Files other than configuration that make git read from elsewhere: alternates would let git,
+ * outside, read objects of another repository of yours (and push them).
+ */
+const EXACT = ['objects/info/alternates', 'objects/info/http-alternates'];
+
+function readIfFile(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A configuration entry as `git config --list` gives it: key (section and name lower-case), value. */
@@ -99,7 +116,9 @@ export function snapshotRepository(dir: string): RepoSnapshot | undefined {
       /* gone meanwhile: then it differs later, and the tool is refused */
     }
   }
-  return { top: repo.top, files };
+  const exact = new Map<string, Buffer | undefined>();
+  for (const rel of EXACT) exact.set(rel, readIfFile(path.join(gitDir, rel)));
+  return { top: repo.top, files, exact };
 }
 
 /** Parses configuration files' text with git (never with their includes), in one private repository. */
@@ -390,6 +409,13 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
   try {
     copyGitDir(path.join(repo.top, '.git'), clone);
     if (fs.existsSync(path.join(clone, 'commondir'))) throw new GitRefused(`${repo.top}/.git names another repository (commondir)`);
+
+    for (const [rel, was] of snapshot.exact) {
+      const now = readIfFile(path.join(clone, rel));
+      if ((was === undefined) !== (now === undefined) || (was && now && !was.equals(now))) {
+        throw new GitRefused(`its .git/${rel} changed since confine started`);
+      }
+    }
 
     const files = listConfigFiles(clone);
     const names = new Set([...files, ...snapshot.files.keys()]);

@@ -179,6 +179,12 @@ describe('prepareGit', () => {
     await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/modules\/m\/config is new/);
   });
 
+  it('refuses alternates added since confine started (objects of another repository)', async () => {
+    const snapshot = snapshotRepository(top);
+    fs.writeFileSync(path.join(top, '.git', 'objects', 'info', 'alternates'), '/home/me/private/.git/objects\n');
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/objects\/info\/alternates changed/);
+  });
+
   it('makes the clone in the home directory when the command can write beside the repository', async () => {
     const p = await prepareGit(top, { ...context(), writable: [top, base] });
     expect(p.env.GIT_DIR.startsWith(path.join(home, '.local', 'state', 'confine', '.confine-git-'))).toBe(true);
