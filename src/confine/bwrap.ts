@@ -365,9 +365,15 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
           const exit = exitCodeFromStatus(status);
           if (exit !== undefined) return exit;
           if (ended.signal !== null) return 128 + ended.signal;
+          const hints = [
+            'if it says user namespaces are not permitted, allow them (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap on Ubuntu 24.04) or use --jail landlock',
+          ];
+          if (mounts.length > 0) {
+            hints.push("if it cannot make a --mount destination, give one that exists, or one directly under /, /tmp or the home directory (the rest of the host is read-only)");
+          }
           throw new ArbError('ARB_UNSUPPORTED', `bubblewrap could not set up the jail or start the command (bwrap exited ${ended.status}; its message is above)`, {
             exitCode: ended.status === 0 || ended.status === null ? 1 : ended.status,
-            hint: 'if it says user namespaces are not permitted, allow them (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap on Ubuntu 24.04) or use --jail landlock',
+            hint: hints.join('; '),
           });
         },
       );

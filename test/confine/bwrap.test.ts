@@ -430,6 +430,16 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
     expect(fs.readdirSync(parent)).toEqual([path.basename(project)]);
   });
 
+  jailTest('a --mount bwrap cannot make is refused with bwrap\'s reason, and nothing runs', () => {
+    const dir = userDir('bw-nomount');
+    const r = arbAsUser(['confine', '--jail', 'bwrap', '--mount', 'tmpfs:/usr/no-such-dir-arb', '-d', dir, '--', 'sh', '-c', 'echo ran']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain("bwrap: Can't mkdir /usr/no-such-dir-arb: Read-only file system");
+    expect(r.stderr).toContain('bubblewrap could not set up the jail or start the command');
+    expect(r.stderr).toContain('give one that exists');
+  });
+
   jailTest("passes the command's exit status and signals through", () => {
     const dir = userDir('bw-status');
     expect(arbAsUser(['confine', '--jail', 'bwrap', '-d', dir, '--', 'sh', '-c', 'exit 7']).status).toBe(7);
