@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { compareTrees, Change, EntryStat } from '../diff/compare';
+import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { RelPath, fsPath, rootBytes } from '../diff/paths';
 import { readSeenLink, sameContent } from '../diff/read';
 import { findForks } from './names';
@@ -42,6 +43,8 @@ export interface ForkEntry {
 
 export interface ListOptions {
   warn?: (message: string) => void;
+  /** A private repository to ask git in (else one is made for the call). */
+  repo?: PrivateRepo;
 }
 
 /** Whether the directory has, at `rel`, what the fork has (a deletion: nothing there). */
@@ -120,7 +123,7 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
       return entry;
     }
     entry.identity = { dev: forkSt.dev, ino: forkSt.ino };
-    const { changes, newestChangeMs } = await compareTrees(basePath, forkPath, { newest: true, warn: options.warn ?? (() => undefined) });
+    const { changes, newestChangeMs } = await compareTrees(basePath, forkPath, { newest: true, repo: options.repo, warn: options.warn ?? (() => undefined) });
     entry.updatedMs = newestChangeMs ?? 0;
     entry.changed = changes.length;
     if (changes.length === 0) {
@@ -144,14 +147,18 @@ export async function listForks(dir: string, options: ListOptions = {}): Promise
   const resolved = path.resolve(dir);
   const parent = path.dirname(resolved);
   const stem = path.basename(resolved);
-  const out: ForkEntry[] = [];
-  for (const found of findForks(resolved)) {
-    if (!found.base) continue;
-    // findForks sees directories only; a link where the fork was is looked at here, unfollowed.
-    const forkPath = found.fork ?? path.join(parent, `${stem}.${found.name}`);
-    out.push(await examine(resolved, found.name, forkPath, found.base, options));
-  }
-  return out;
+  const found = findForks(resolved).filter((f) => f.base);
+  if (found.length === 0) return [];
+  // One private repository for all of them.
+  return withPrivateRepo(async (repo) => {
+    const out: ForkEntry[] = [];
+    for (const f of found) {
+      // findForks sees directories only; a link where the fork was is looked at here, unfollowed.
+      const forkPath = f.fork ?? path.join(parent, `${stem}.${f.name}`);
+      out.push(await examine(resolved, f.name, forkPath, f.base!, { ...options, repo: options.repo ?? repo }));
+    }
+    return out;
+  });
 }
 
 /** "just now", "1 minute ago", "9 minutes ago", "2 hours ago", "4 days ago", … */
