@@ -14,6 +14,8 @@
 //     under them bound back;
 //   - a /dev/pts of its own: the user's other terminals, whose keystrokes it could read, are
 //     gone; its own terminal is bound at /dev/console;
+//   - inside the writable caches, what runs outside later stays read-only: $PATH entries
+//     (~/.cargo/bin) and ~/.cargo/env and config, so nothing planted there runs unconfined;
 //   - its own /proc: other processes, and the tokens on their command lines, are invisible.
 // Where they do not (or ARB_CONFINE_NO_NAMESPACES=1), confine runs with Landlock alone and says
 // so once on stderr. The seccomp filter (TIOCSTI, TIOCLINUX) applies in both modes.
@@ -123,12 +125,28 @@ export interface MountPlanInput {
   runtimeDir?: string;
   /** The command's terminal, a pseudo-terminal of the host (/dev/pts/N), if it has one. */
   terminal?: string;
+  /** $PATH: its entries inside writable caches are kept read-only. */
+  pathVar?: string;
+  /** The directory the command works in (its own, writable whatever is on $PATH). */
+  dir?: string;
 }
+
+/** A step of the plan, with why it is there (and, for a read-only bind inside a writable one,
+ *  that it protects what runs outside later). */
+export type PlannedMount = MountOpSpec & { why: string; protect?: boolean };
 
 export interface MountPlan {
   readOnlyRoot: boolean;
-  ops: (MountOpSpec & { why: string })[];
+  ops: PlannedMount[];
 }
+
+/**
+ * Files in writable caches that code outside runs later: rustup's installer makes ~/.profile
+ * and ~/.bashrc source ~/.cargo/env, and cargo runs what ~/.cargo/config.toml names
+ * (build.rustc-wrapper, runners). A command that rewrote them would run unconfined at the
+ * user's next login or build. Read-only in the namespaces, with the $PATH entries in caches.
+ */
+export const RUN_LATER: readonly string[] = ['.cargo/env', '.cargo/env.fish', '.cargo/env.nu', '.cargo/config', '.cargo/config.toml'];
 
 function isInside(p: string, dir: string): boolean {
   if (dir === '/') return p.startsWith('/');
@@ -151,10 +169,12 @@ const HIDES = new Set<MountOpSpec['kind']>(['mask', 'tmpfs', 'devpts']);
  * order the native side runs them: parents before what is inside them.
  */
 export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks): MountPlan {
-  const candidates = new Map<string, MountOpSpec & { why: string }>();
-  const offer = (op: MountOpSpec & { why: string }) => {
+  const candidates = new Map<string, PlannedMount>();
+  const offer = (op: PlannedMount) => {
     const had = candidates.get(op.path);
     if (!had || PRIORITY[op.kind] < PRIORITY[had.kind]) candidates.set(op.path, op);
+    // A $PATH entry is also a readable grant: the same bind, now one that protects.
+    else if (had.kind === op.kind && op.protect) candidates.set(op.path, op);
   };
   const existingDir = (p: string | undefined): string | undefined => {
     if (!p || !path.isAbsolute(p)) return undefined;
@@ -206,10 +226,27 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     if (g.given) linksOf.set(g.path, resolveWithLinks(g.given, view).links);
   }
 
+  // What runs outside later, inside a writable cache: read-only (programs on $PATH, scripts the
+  // shell sources, cargo's configuration). Not inside the directory the command works in.
+  const writable = input.grants.filter((g) => g.access === 'write').map((g) => g.path);
+  const protect: [string, string][] = [];
+  for (const entry of (input.pathVar ?? '').split(':')) {
+    if (path.isAbsolute(entry)) protect.push([entry, 'on $PATH: a program planted there would run outside']);
+  }
+  for (const h of input.homes) for (const rel of RUN_LATER) protect.push([path.join(h, rel), 'run outside later (your shell or cargo)']);
+  for (const [p, why] of protect) {
+    const { real } = resolveWithLinks(p, view);
+    const kind = view.lstat(real);
+    if (kind !== 'directory' && kind !== 'file') continue;
+    if (input.dir && isInside(real, input.dir)) continue;
+    if (!writable.some((w) => w !== real && isInside(real, w))) continue;
+    offer({ kind: 'bind-ro', path: real, why, protect: true });
+  }
+
   // Parents first, so each step is judged against what is above it once the redundant ones are
   // gone: a bind inside a bind of the same or more access, or a mask inside a mask, adds nothing.
   const sorted = [...candidates.values()].sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : 1));
-  const kept: (MountOpSpec & { why: string })[] = [];
+  const kept: PlannedMount[] = [];
   const nearestAbove = (p: string) => {
     let best: MountOpSpec | undefined;
     for (const k of kept) if (k.path !== p && isInside(p, k.path) && (!best || depth(k.path) > depth(best.path))) best = k;
@@ -228,7 +265,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
         if (op.source !== undefined || (above === undefined ? readOnlyRoot : above.kind !== 'bind-rw')) kept.push(op);
         break;
       case 'bind-ro':
-        if (inHidden) kept.push(op);
+        if (inHidden || (op.protect && above?.kind === 'bind-rw')) kept.push(op);
         break;
       default:
         break;
@@ -307,6 +344,8 @@ export interface HardeningInput {
   gid: number;
   /** The command's terminal (/dev/pts/N), if its standard streams are one. */
   terminal?: string;
+  /** The directory the command works in. */
+  dir?: string;
 }
 
 export interface Layer {
@@ -357,7 +396,14 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
   const details: string[] = [];
   const layers: Layer[] = [];
 
-  const mounts = buildMountPlan({ grants: input.grants, homes: input.homes, runtimeDir: input.env.XDG_RUNTIME_DIR, terminal: input.terminal });
+  const mounts = buildMountPlan({
+    grants: input.grants,
+    homes: input.homes,
+    runtimeDir: input.env.XDG_RUNTIME_DIR,
+    terminal: input.terminal,
+    pathVar: input.env.PATH,
+    dir: input.dir,
+  });
 
   // Namespaces: asked off, or probed.
   const forcedOff = landlockOnlyRequested(input);
@@ -375,7 +421,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
   }
   const namespaces: NamespacePlanSpec | undefined = why
     ? undefined
-    : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: mounts.ops.map(({ why: _why, ...op }) => op) };
+    : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: mounts.ops.map(({ why: _why, protect: _protect, ...op }) => op) };
 
   if (seccompCache === undefined) seccompCache = p.seccomp();
   const seccompWorks = seccompCache;
@@ -484,6 +530,7 @@ export function hardeningInput(plan: ConfinePlan): HardeningInput {
     uid: process.getuid?.() ?? 0,
     gid: process.getgid?.() ?? 0,
     terminal: ownTerminal(),
+    dir: plan.dir,
   };
 }
 

@@ -292,6 +292,23 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
     });
   }
 
+  test(ns ? 'what runs outside later stays read-only in the writable caches: ~/.cargo/bin on $PATH, ~/.cargo/env (EROFS); the cache itself is writable' : 'with Landlock alone ~/.cargo/bin and ~/.cargo/env stay writable (documented)', () => {
+    const cargo = path.join(home, '.cargo');
+    userDir(cargo);
+    userDir(path.join(cargo, 'bin'));
+    userDir(path.join(cargo, 'registry'));
+    const envFile = userFile(path.join(cargo, 'env'), '# rustup: sourced by ~/.profile\n');
+    const ops = [`write:${cargo}/bin/git`, `write:${envFile}`, `write:${cargo}/registry/cached`];
+    const p = probe({ ...modeEnv, PATH: `${cargo}/bin:/usr/bin:/bin` }, ['-d', project], ops);
+    expect(answers(p, ops)).toEqual({
+      [`write:${cargo}/bin/git`]: ns ? 'EROFS' : 'OK',
+      [`write:${envFile}`]: ns ? 'EROFS' : 'OK',
+      [`write:${cargo}/registry/cached`]: 'OK',
+    });
+    expect(fs.readFileSync(envFile, 'utf8')).toBe(ns ? '# rustup: sourced by ~/.profile\n' : '# rustup: sourced by ~/.profile\nx');
+    fs.rmSync(path.join(cargo, 'bin', 'git'), { force: true });
+  });
+
   test(ns ? "other processes are invisible: no /proc/PID of the user's other processes, no tokens on their command lines, no pid to signal" : "other processes' command lines stay readable with Landlock alone (documented); signals stay scoped", () => {
     const find = `findcmdline:${Buffer.from(TOKEN).toString('hex')}`;
     const ops = [`cmdline:${listenerPid}`, find, `kill:${listenerPid}`, 'cmdline:self', 'pids'];

@@ -152,6 +152,34 @@ describe('buildMountPlan', () => {
     expect(buildMountPlan({ grants: [], homes: [HOME], terminal: '/dev/tty1' }, v).ops.some((o) => o.path === '/dev/console')).toBe(false);
   });
 
+  it('keeps read-only, inside writable caches, what runs outside later: $PATH entries, ~/.cargo/env and config; not in the directory', () => {
+    const v = fakeFs({
+      ...BASE,
+      [`${HOME}/.cargo`]: 'directory',
+      [`${HOME}/.cargo/bin`]: 'directory',
+      [`${HOME}/.cargo/env`]: 'file',
+      [`${HOME}/.cargo/config.toml`]: 'file',
+      [`${HOME}/src/proj.1/bin`]: 'directory',
+    });
+    const plan = buildMountPlan(
+      {
+        grants: [w(`${HOME}/.cargo`), w(`${HOME}/src/proj.1`), r(`${HOME}/.local/bin`), r(`${HOME}/.cargo/bin`)],
+        homes: [HOME],
+        pathVar: `${HOME}/.cargo/bin:${HOME}/.local/bin:${HOME}/src/proj.1/bin:/usr/bin:relative/bin`,
+        dir: `${HOME}/src/proj.1`,
+      },
+      v,
+    );
+    expect(ops(plan).filter((o) => o.includes('/home/u/'))).toEqual([
+      'bind-rw /home/u/.cargo',
+      'bind-ro /home/u/.cargo/bin',
+      'bind-ro /home/u/.cargo/config.toml',
+      'bind-ro /home/u/.cargo/env',
+      'bind-ro /home/u/.local/bin',
+      'bind-rw /home/u/src/proj.1',
+    ]);
+  });
+
   it('needs nothing for list grants, and keeps / writable when / itself is given with -w', () => {
     const plan = buildMountPlan({ grants: [{ path: '/', access: 'list' }, w('/')], homes: [HOME] }, view);
     expect(plan.readOnlyRoot).toBe(false);
