@@ -248,7 +248,9 @@ class Walker {
       }
       const refusal = refusedByGit(name, base?.kind === 'symlink' || fork?.kind === 'symlink');
       if (refusal) {
-        this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
+        // Said only of what differs: the directory's own odd name need not be said each time.
+        const same = base && fork && base.kind === fork.kind && statSame(base.st, fork.st);
+        if (!same) this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
         this.skippedInFork(rel, fork);
         continue;
       }

@@ -245,6 +245,7 @@ describe('what arb diff leaves out', () => {
   it('leaves out .git at any depth, and says so of names git refuses', () => {
     const dir = path.join(work, 'proj');
     makeRepo(dir);
+    write(path.join(dir, 'GIT~1'), 'in the directory already, unchanged: nothing to say\n');
     const fork = cpFork(dir);
     git(fork, ['commit', '-qm', 'a commit in the fork', '--allow-empty']);
     write(path.join(fork, 'vendor/lib/.git/config'), '[core]\n');
@@ -255,7 +256,7 @@ describe('what arb diff leaves out', () => {
     expect(r.status).toBe(1);
     const files = [...r.stdout.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
     expect(files).toEqual(['vendor/lib/code.c']);
-    expect(r.stderr).toMatch(/left out '.*\/\.GIT': git refuses names that stand for \.git/);
+    expect(r.stderr).toMatch(/^arb diff: left out '.*\/\.GIT': git refuses names that stand for \.git\n$/);
     const copy = path.join(work, 'copy');
     execFileSync('cp', ['-a', '--', dir, copy]);
     expect(gitApply(copy, r.stdout).status).toBe(0);
