@@ -32,6 +32,8 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   const command = options.command ? [options.command, ...options.args].join(' ') : undefined;
   out.push(`${options.program} --explain: what ${command ? `\`${command}\`` : 'a command'} would get here; nothing was run.`);
   out.push('');
+  const jail = options.flags.jail;
+  if (jail !== undefined && jail !== 'landlock') out.push(`Jail:      ${String(jail)} (what follows is what confine grants; that jail enforces it, not Landlock)`);
   out.push(options.dir !== undefined ? `Works in:  ${plan.dir} itself (-d)` : `Works in:  a new fork of ${plan.dir}, made next to it (${path.basename(plan.dir)}.N)`);
   if (command && plan.file) out.push(`Runs:      ${plan.file}${ns ? ', waiting for it (namespaces)' : ''}`);
 
@@ -114,7 +116,12 @@ function listKeep(options: ConfineOptions, plan: ConfinePlan): string[] {
 export async function explain(options: ConfineOptions): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const run = require('./run') as typeof import('./run');
-  const steps = run.STEPS.filter((s) => s.name !== 'fork' && (options.command !== '' || s.name !== 'command'));
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { jailSteps } = require('./jail') as typeof import('./jail');
+  // Confine's own steps for the jail asked for, but those that fork, start the broker's server
+  // or choose how to run: what they would grant is said, nothing is made or started.
+  const skip = new Set(['fork', 'broker', 'wait', 'library-wait', ...(options.command === '' ? ['command'] : [])]);
+  const steps = jailSteps(options, run.STEPS).filter((s) => !skip.has(s.name));
   let plan: ConfinePlan;
   try {
     plan = await run.buildPlan(options, steps);
