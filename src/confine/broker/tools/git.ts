@@ -25,7 +25,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { withPrivateRepo } from '../../../git/private-git';
+import { PrivateRepo, withPrivateRepo } from '../../../git/private-git';
 
 /** Refused: the message says why the tool cannot run on this repository. */
 export class GitRefused extends Error {
@@ -121,9 +121,11 @@ export function snapshotRepository(dir: string): RepoSnapshot | undefined {
   return { top: repo.top, files, exact };
 }
 
-/** Parses configuration files' text with git (never with their includes), in one private repository. */
-export async function parseConfigs(texts: Buffer[]): Promise<ConfigEntry[][]> {
-  if (texts.length === 0) return [];
+/**
+ * Parses configuration files' text with git (never with their includes), in one private
+ * repository, where `then` may run more git before it is removed.
+ */
+export async function parseConfigs(texts: Buffer[], then?: (repo: PrivateRepo, parsed: ConfigEntry[][]) => Promise<unknown>): Promise<ConfigEntry[][]> {
   return withPrivateRepo(async (repo) => {
     const out: ConfigEntry[][] = [];
     for (let i = 0; i < texts.length; i++) {
@@ -143,6 +145,7 @@ export async function parseConfigs(texts: Buffer[]): Promise<ConfigEntry[][]> {
       }
       out.push(entries);
     }
+    if (then) await then(repo, out);
     return out;
   });
 }
@@ -265,12 +268,16 @@ export function copyGitDir(src: string, dst: string): void {
   walk(src, dst);
 }
 
-/** Paths, sizes, modes and times of a tree: equal before and after means the tool changed nothing. */
-function treeSignature(dir: string): string {
+/**
+ * Paths, sizes, modes and times of a tree but `skip` (compared by content instead): equal before
+ * and after means the tool changed nothing.
+ */
+function treeSignature(dir: string, skip: string): string {
   const parts: string[] = [];
   const walk = (rel: string): void => {
     for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((x, y) => (x.name < y.name ? -1 : 1))) {
       const child = rel ? `${rel}/${e.name}` : e.name;
+      if (child === skip) continue;
       const st = fs.lstatSync(path.join(dir, child));
       parts.push(`${child}\0${st.mode}\0${st.size}\0${st.mtimeMs}`);
       if (e.isDirectory()) walk(child);
@@ -426,7 +433,18 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
     }
     const texts: Buffer[] = [];
     for (const rel of rels) texts.push(snapshot.files.get(rel) as Buffer, fs.readFileSync(path.join(clone, rel)));
-    const parsed = await parseConfigs(texts);
+    // The work tree is named in the clone's own config rather than by GIT_WORK_TREE, which would
+    // also apply to a repository the tool makes (gh repo clone) and make git refuse. It is set in
+    // the same private repository the configuration is read in, and taken out again at the end.
+    const config = path.join(clone, 'config');
+    const configIndex = rels.indexOf('config');
+    if (configIndex < 0) throw new GitRefused(`${repo.top}/.git has no config`);
+    const original = fs.readFileSync(config);
+    let hadWorktree = false;
+    const parsed = await parseConfigs(texts, async (r, entries) => {
+      hadWorktree = entries[2 * configIndex + 1].some(([k]) => k === 'core.worktree');
+      if (!hadWorktree) await r.git(['config', '--file', config, 'core.worktree', repo.top]);
+    });
     for (let i = 0; i < rels.length; i++) {
       const before = parsed[2 * i];
       const after = parsed[2 * i + 1];
@@ -437,28 +455,26 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
       const includes = unsafeIncludes(after, context.home, [context.root, ...context.writable]);
       if (includes.length > 0) throw new GitRefused(`its git configuration (.git/${rels[i]}) includes a file the command can change: ${includes.join(', ')}`);
     }
-
-    // The work tree is named in the clone's own config rather than by GIT_WORK_TREE, which would
-    // also apply to a repository the tool makes (gh repo clone) and make git refuse.
-    const hadWorktree = parsed.length > 0 && parsed[1].some(([k]) => k === 'core.worktree');
-    const config = path.join(clone, 'config');
-    if (!hadWorktree) {
-      await withPrivateRepo((r) => r.git(['config', '--file', config, 'core.worktree', repo.top]));
-    }
-    const before = treeSignature(clone);
+    const withWorktree = fs.readFileSync(config);
+    const before = treeSignature(clone, 'config');
 
     return {
-      env: { ...pinned, GIT_DIR: clone },
+      // GIT_OPTIONAL_LOCKS=0: git status does not rewrite the index just to refresh it, so the
+      // clone replaces .git only when the tool changed something.
+      env: { ...pinned, GIT_DIR: clone, GIT_OPTIONAL_LOCKS: '0' },
       top: repo.top,
       finish: async (keep: boolean) => {
         if (done) return undefined;
         done = true;
         try {
           if (!keep) return undefined;
+          const now = fs.readFileSync(config);
+          const configChanged = !now.equals(withWorktree);
           if (!hadWorktree) {
-            await withPrivateRepo((r) => r.git(['config', '--file', config, '--unset', 'core.worktree'], { okStatuses: [0, 5] }));
+            if (!configChanged) fs.writeFileSync(config, original);
+            else await withPrivateRepo((r) => r.git(['config', '--file', config, '--unset', 'core.worktree'], { okStatuses: [0, 5] }));
           }
-          if (treeSignature(clone) === before) return undefined;
+          if (!configChanged && treeSignature(clone, 'config') === before) return undefined;
           replaceGitDir(repo.top, clone);
           return undefined;
         } catch (err) {

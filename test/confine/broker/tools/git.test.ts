@@ -138,6 +138,17 @@ describe('prepareGit', () => {
     expect(fs.readdirSync(top).filter((n) => n.startsWith('.git.confine-'))).toEqual([]);
   });
 
+  it('leaves .git alone when the tool changed nothing in the clone', async () => {
+    const p = await prepareGit(top, context());
+    const marker = path.join(top, '.git', 'made-by-the-command-meanwhile');
+    fs.writeFileSync(marker, '');
+    git(top, ['status', '--porcelain'], { ...GIT_ENV, ...p.env });
+    await p.finish(true);
+    expect(fs.existsSync(marker)).toBe(true);
+    expect(() => git(top, ['config', 'core.worktree'])).toThrow();
+    expect(leftovers()).toEqual([]);
+  });
+
   it('leaves .git as it was when the tool was stopped', async () => {
     const p = await prepareGit(top, context());
     git(top, ['commit', '-q', '--allow-empty', '-m', 'by gh'], { ...GIT_ENV, ...p.env });
