@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
-import { LinkView, nodeLinks, resolveWithLinks } from './hardening';
+import { LinkView, RUN_LATER, nodeLinks, resolveWithLinks } from './hardening';
 import { runAndWait } from './jail';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
 import type { Grant } from './policy';
@@ -43,6 +43,9 @@ export interface BwrapPlan {
   readable: readonly string[];
   /** Paths the command may write (the policy's), bound read-write. */
   writable: readonly string[];
+  /** Inside writable paths, what runs outside later ($PATH entries, ~/.cargo/env): bound back
+   *  read-only, as the Landlock jail's namespaces do (protectedPaths). */
+  protect?: readonly string[];
   /** Links on the way to a bound path that lie in a mask, remade there (~/.gitconfig -> dotfiles/gitconfig). */
   links?: readonly { location: string; target: string }[];
   /** The entries of the host's `/` (gatherBwrapFacts). */
@@ -99,7 +102,7 @@ interface Bind {
  * bound after it, since a parent must be mounted before its children. /dev, /proc and /tmp
  * themselves are the jail's own.
  */
-export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' | 'writable'>): Bind[] {
+export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' | 'writable' | 'protect'>): Bind[] {
   const homes = plan.homes.map(normal);
   const byPath = new Map<string, boolean>();
   const add = (raw: string, write: boolean) => {
@@ -116,6 +119,14 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' |
   const binds = [...byPath]
     .filter(([p]) => !writable.some((q) => q !== p && isUnder(p, q)))
     .map(([p, w]) => ({ path: p, write: w }));
+  // The exception: what runs outside later, read-only inside a writable cache. protectedPaths
+  // checked that each is really there (links resolved), so no planted link is followed.
+  for (const raw of plan.protect ?? []) {
+    if (!path.posix.isAbsolute(raw)) continue;
+    const p = normal(raw);
+    if (byPath.get(p) === true || binds.some((b) => b.path === p)) continue;
+    if (writable.some((q) => q !== p && isUnder(p, q))) binds.push({ path: p, write: false });
+  }
   // Stable: parents before children, then in name order so the list is the same every time.
   return binds.sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
@@ -294,6 +305,32 @@ export function bwrapCheckStep(mounts: readonly MountSpec[]): ConfineStep {
   };
 }
 
+/**
+ * What runs outside the jail later but lies inside a writable path: $PATH entries (~/.cargo/bin)
+ * and the files RUN_LATER names (~/.cargo/env, cargo's config). A command that wrote there would
+ * run unconfined at the user's next login, build or command, so they are bound back read-only,
+ * as the Landlock jail's namespaces do (src/confine/hardening.ts). Each is taken where it really
+ * is, and only if that is inside a writable path and not in the directory the command works in.
+ */
+export function protectedPaths(
+  input: { writable: readonly string[]; homes: readonly string[]; pathVar?: string; dir: string },
+  view: LinkView = nodeLinks,
+): string[] {
+  const candidates: string[] = [];
+  for (const entry of (input.pathVar ?? '').split(':')) if (path.posix.isAbsolute(entry)) candidates.push(entry);
+  for (const h of input.homes) for (const rel of RUN_LATER) candidates.push(path.posix.join(h, rel));
+  const out: string[] = [];
+  for (const c of candidates) {
+    const { real } = resolveWithLinks(c, view);
+    const kind = view.lstat(real);
+    if (kind !== 'directory' && kind !== 'file') continue;
+    if (isUnder(real, input.dir)) continue;
+    if (!input.writable.some((w) => w !== real && isUnder(real, w))) continue;
+    if (!out.includes(real)) out.push(real);
+  }
+  return out;
+}
+
 /** The policy's grants as bwrap's readable and writable lists, and the links to remake. */
 export function grantsForBwrap(grants: readonly Grant[], view: LinkView = nodeLinks): Pick<BwrapPlan, 'readable' | 'writable' | 'links'> {
   const readable: string[] = [];
@@ -320,10 +357,12 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
   return (plan: ConfinePlan) => {
     if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the bwrap step needs the policy step first');
     const bwrap = findBwrap(process.env.PATH);
+    const grants = grantsForBwrap(plan.policy.grants);
     const plain: BwrapPlan = {
       dir: plan.dir,
       homes: plan.homes,
-      ...grantsForBwrap(plan.policy.grants),
+      ...grants,
+      protect: protectedPaths({ writable: grants.writable, homes: plan.homes, pathVar: plan.options.env.PATH, dir: plan.dir }),
       ...gatherBwrapFacts(plan.options.env),
       mounts,
       file: plan.file,

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { BwrapPlan, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, policyBinds, visibleInJail } from '../../src/confine/bwrap';
+import { BwrapPlan, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, policyBinds, protectedPaths, visibleInJail } from '../../src/confine/bwrap';
 import { parseMounts } from '../../src/confine/mounts';
 import { ArbError } from '../../src/errors';
 import { itIf, testEnv } from '../helpers/env';
@@ -225,6 +225,48 @@ describe('policyBinds', () => {
   });
 });
 
+describe('protectedPaths', () => {
+  // A fake file system: what exists, and links.
+  const files: Record<string, 'directory' | 'file' | 'symlink'> = {
+    '/home/u/.cargo': 'directory',
+    '/home/u/.cargo/bin': 'directory',
+    '/home/u/.cargo/env': 'file',
+    '/home/u/.cargo/planted': 'symlink',
+    '/home/u/.ssh': 'directory',
+    '/home/u/.local/bin': 'directory',
+    '/w/p/node_modules/.bin': 'directory',
+  };
+  const view = {
+    lstat: (p: string) => files[p],
+    readlink: (p: string) => (p === '/home/u/.cargo/planted' ? '/home/u/.ssh' : undefined),
+  };
+  const input = { writable: ['/home/u/.cargo', '/w/p'], homes: [HOME], dir: '/w/p' };
+
+  it('takes $PATH entries and run-later files inside a writable path, where they really are', () => {
+    expect(protectedPaths({ ...input, pathVar: '/home/u/.cargo/bin:/usr/bin:/home/u/.local/bin' }, view)).toEqual(['/home/u/.cargo/bin', '/home/u/.cargo/env']);
+  });
+
+  it('leaves out the directory the command works in, and links that lead out of the writable path', () => {
+    expect(protectedPaths({ ...input, pathVar: '/w/p/node_modules/.bin:/home/u/.cargo/planted' }, view)).toEqual(['/home/u/.cargo/env']);
+  });
+
+  it('makes them read-only binds after the writable one they are in', () => {
+    const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: [], writable: ['/home/u/.cargo'], protect: ['/home/u/.cargo/bin', '/home/u/.cargo/env', '/elsewhere'] });
+    expect(b).toEqual([
+      { path: '/w/p', write: true },
+      { path: '/home/u/.cargo', write: true },
+      { path: '/home/u/.cargo/bin', write: false },
+      { path: '/home/u/.cargo/env', write: false },
+    ]);
+    // Given writable itself (-w), it stays writable.
+    const w = policyBinds({ dir: '/w/p', homes: [HOME], readable: [], writable: ['/home/u/.cargo', '/home/u/.cargo/bin'], protect: ['/home/u/.cargo/bin'] });
+    expect(w).toEqual([
+      { path: '/w/p', write: true },
+      { path: '/home/u/.cargo', write: true },
+    ]);
+  });
+});
+
 describe('visibleInJail', () => {
   const p = plan();
   it('shows what is outside the masks and what is bound back', () => {
@@ -342,6 +384,34 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
     expect(fs.existsSync(path.join(home, 'x'))).toBe(false);
     fs.rmSync(path.join(home, '.cache', 'x'), { force: true });
     fs.rmSync(path.join(home, '.npm', 'x'), { force: true });
+  });
+
+  jailTest('keeps what runs outside later read-only inside the writable caches (~/.cargo/bin on PATH, ~/.cargo/env)', () => {
+    const dir = userDir('bw-cargo');
+    const bin = path.join(home, '.cargo', 'bin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.chownSync(bin, user!.uid, user!.gid);
+    userFile(path.join(bin, 'cargo'), '#!/bin/sh\n', 0o755);
+    userFile(path.join(home, '.cargo', 'env'), 'export PATH=$HOME/.cargo/bin:$PATH\n');
+    try {
+      bwrapProbe(
+        dir,
+        {
+          [`create:${bin}/planted`]: 'EROFS',
+          [`write:${bin}/cargo`]: 'EROFS',
+          [`write:${home}/.cargo/env`]: 'EROFS',
+          [`create:${home}/.cargo/registry-file`]: 'OK',
+          [`exec:${bin}/cargo`]: 'OK',
+        },
+        [],
+        { env: { PATH: `${bin}:/usr/bin:/bin` } },
+      );
+      expect(fs.existsSync(path.join(bin, 'planted'))).toBe(false);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+      fs.rmSync(path.join(home, '.cargo', 'env'), { force: true });
+      fs.rmSync(path.join(home, '.cargo', 'registry-file'), { force: true });
+    }
   });
 
   jailTest('/tmp is private and writable; /run is masked, so host sockets there are gone', () => {
