@@ -68,7 +68,14 @@ export function applyPrefix(fork: string, base: string): RelPath {
     }
   }
   if (original === undefined) return '';
+  // git looks no further up than the file system the directory is on.
+  const dev = fs.statSync(parent).dev;
   for (let top = parent; ; top = path.dirname(top)) {
+    try {
+      if (fs.statSync(top).dev !== dev) return '';
+    } catch {
+      return '';
+    }
     if (isGitTop(top)) {
       const rel = path.relative(top, path.join(parent, original));
       return Buffer.from(`${rel}/`).toString('latin1');

@@ -112,6 +112,24 @@ describe('arb diff FORK', () => {
     expect(snapshot(`${path.dirname(dir)}/.proj.1.base`)['README.md']).toBe('file - # demo\n\nline two\n');
   });
 
+  itIf(!!env.xfs, env.xfsMissing)('works on a fork whose files share blocks with its base (XFS reflink)', () => {
+    const xwork = tempDir('arb-diff-', env.xfs);
+    try {
+      const dir = path.join(xwork, 'proj');
+      makeRepo(dir);
+      const fork = arb(['fork', '--print', dir]).stdout.trim();
+      expect(arb(['diff', fork])).toMatchObject({ status: 0, stdout: '', stderr: '' });
+      changeFork(fork);
+      const r = arbDiffBytes([fork]);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(1);
+      expect(gitApply(dir, r.stdout)).toEqual({ status: 0, stderr: '' });
+      expect(snapshot(dir, ignored)).toEqual(snapshot(fork, ignored));
+    } finally {
+      execFileSync('rm', ['-rf', xwork]);
+    }
+  });
+
   it('is what fsdiff prints too', () => {
     const dir = path.join(work, 'proj');
     makeRepo(dir);
