@@ -213,7 +213,9 @@ class BrokerServer implements Broker {
     // they ride on the first byte, which must be read with recvmsg. The shim sends them as it
     // connects, so they are almost always there already; if not, look again a little later.
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      if (conn.gone) throw new ProtocolError('the connection closed before the request');
+      // destroyed is set as the descriptor is closed, before 'close' is emitted: never read a
+      // descriptor number that may since belong to another connection.
+      if (conn.gone || conn.socket.destroyed) throw new ProtocolError('the connection closed before the request');
       const got = recvFds(fd, STREAM_COUNT);
       if (got) {
         conn.fds.push(...got.fds);
