@@ -11,8 +11,8 @@ export function builder(y: Argv): Argv {
       type: 'string',
     })
     .positional('DIR2', { describe: 'the new directory, to compare DIR1 with', type: 'string' })
-    .example('$0 ../proj.1', 'what changed in the fork ../proj.1 since it was made')
-    .example('$0 ../proj.1 | git apply', 'bring those changes into the working directory')
+    .example('arb diff ../proj.1', 'what changed in the fork ../proj.1 since it was made')
+    .example('arb diff ../proj.1 | git apply', 'bring those changes into the working directory')
     .epilogue('Exit status: 0 nothing changed, 1 something did, 2 trouble (nothing is printed then). See man fsdiff.');
 }
 
