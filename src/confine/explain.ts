@@ -22,8 +22,6 @@ function table(rows: [string, string][], indent = '  '): string[] {
   return rows.map(([a, b]) => `${indent}${a.padEnd(width)}  ${b}`.trimEnd());
 }
 
-const PRIVATE = new Set(['/tmp', '/dev/shm']);
-
 /** The text --explain prints for a plan built without its fork (pure but for os.release). */
 export function describe(plan: ConfinePlan, h: Hardening | undefined, options: ConfineOptions): string[] {
   const out: string[] = [];
@@ -77,9 +75,10 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
       ? 'It can write (only these; outside them even chmod, chown and touch fail with EROFS):'
       : 'It can write (only these; but chmod, chown and touch still work on your files anywhere: Landlock does not cover metadata):',
   );
+  const privateDirs = new Set((ns ? (h?.mounts.ops ?? []) : []).filter((op) => op.kind === 'tmpfs').map((op) => op.path));
   const wrows: [string, string][] = writable.map((g) => {
     const where = options.dir === undefined && g.path === plan.dir ? `${g.path}.N (the fork)` : tilde(home, g.path);
-    return [where, g.why + (ns && PRIVATE.has(g.path) ? ' (private to the command: a tmpfs of its own)' : '')];
+    return [where, g.why + (privateDirs.has(g.path) ? ' (private to the command: a tmpfs of its own)' : '')];
   });
   out.push(...table(wrows));
 

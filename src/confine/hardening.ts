@@ -10,8 +10,8 @@
 //     with the readable and writable paths in them bound back: the unix sockets there (Docker,
 //     D-Bus, ssh-agent, gpg-agent, systemd --user), which Landlock below ABI 9 lets a command
 //     connect to, are gone, and so are the names of the files in the home directory;
-//   - a private /tmp and /dev/shm (tmux, X11 and ssh-agent sockets gone), the writable paths
-//     under them bound back;
+//   - a private /tmp, /dev/shm and $TMPDIR (tmux, X11 and ssh-agent sockets gone), the writable
+//     paths under them bound back;
 //   - a /dev/pts of its own: the user's other terminals, whose keystrokes it could read, are
 //     gone; its own terminal is bound at /dev/console;
 //   - inside the writable caches, what runs outside later stays read-only: $PATH entries
@@ -129,6 +129,8 @@ export interface MountPlanInput {
   pathVar?: string;
   /** The directory the command works in (its own, writable whatever is on $PATH). */
   dir?: string;
+  /** $TMPDIR, if set: private too (ssh-agent and emacs put their sockets there). */
+  tmpdir?: string;
 }
 
 /** A step of the plan, with why it is there (and, for a read-only bind inside a writable one,
@@ -192,12 +194,15 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     const real = existingDir(p);
     if (real) offer({ kind: 'mask', path: real, why });
   }
-  for (const [p, why] of [
+  const privates: [string | undefined, string][] = [
     ['/tmp', 'a private /tmp (no X11, tmux or ssh-agent sockets of the host)'],
     ['/dev/shm', 'private shared memory'],
-  ]) {
+    [input.tmpdir, 'a private $TMPDIR (ssh-agent and others put their sockets there)'],
+  ];
+  for (const [p, why] of privates) {
     const real = existingDir(p);
-    if (real) offer({ kind: 'tmpfs', path: real, why });
+    // Not the directory the command works in, nor a part of it: that is its work, kept.
+    if (real && !(input.dir && isInside(real, input.dir))) offer({ kind: 'tmpfs', path: real, why });
   }
 
   // The host's /dev/pts holds every terminal of the user (the command could read what is typed
@@ -403,6 +408,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
     terminal: input.terminal,
     pathVar: input.env.PATH,
     dir: input.dir,
+    tmpdir: input.env.TMPDIR,
   });
 
   // Namespaces: asked off, or probed.

@@ -36,7 +36,8 @@ let tmpProject = '';
 let tmpExtra = '';
 let xdg = '';
 let madeXdg = false;
-const sockets = { home: '', tmp: '', xdg: '' };
+const sockets = { home: '', tmp: '', xdg: '', tmpdir: '' };
+let tmpdir = '';
 const abstractName = `arb-hardening-${process.pid}`;
 let listener: ChildProcess | undefined;
 let listenerOut = '';
@@ -104,6 +105,8 @@ beforeAll(async () => {
   sockets.home = path.join(home, '.gnupg', `S.hardening-${process.pid}`);
   sockets.tmp = path.join(tmpArea, 'agent.sock');
   sockets.xdg = path.join(xdg, `bus-${process.pid}`);
+  tmpdir = userDir(`/var/tmp/arb-hardening-tmpdir-${process.pid}`);
+  sockets.tmpdir = path.join(tmpdir, 'ssh-agent.sock');
 
   listener = spawn('runuser', ['-u', user!.name, '--', 'python3', '-c', LISTENER, abstractName, TOKEN], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -131,7 +134,7 @@ async function agentSockets(): Promise<net.Server[]> {
   fs.mkdirSync(gnupg, { recursive: true });
   own(gnupg, 0o700);
   const servers: net.Server[] = [];
-  for (const p of [sockets.home, sockets.tmp, sockets.xdg]) {
+  for (const p of [sockets.home, sockets.tmp, sockets.xdg, sockets.tmpdir]) {
     fs.rmSync(p, { force: true });
     const server = net.createServer();
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(p, resolve));
@@ -150,7 +153,7 @@ afterAll(() => {
       /* gone */
     }
   }
-  for (const p of [area, tmpArea, sockets.home, sockets.xdg]) if (p) fs.rmSync(p, { recursive: true, force: true });
+  for (const p of [area, tmpArea, tmpdir, sockets.home, sockets.xdg]) if (p) fs.rmSync(p, { recursive: true, force: true });
   if (madeXdg) fs.rmSync(xdg, { recursive: true, force: true });
 });
 
@@ -197,18 +200,22 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
     }
   });
 
-  test(ns ? 'pathname unix sockets outside (home, /tmp, $XDG_RUNTIME_DIR) are gone (ENOENT); its own socket works' : 'pathname unix sockets outside stay reachable below Landlock ABI 9 (documented); its own socket works', async () => {
-    const ops = [`unix:${sockets.home}`, `unix:${sockets.tmp}`, `unix:${sockets.xdg}`, `unixown:${project}/own.sock`];
+  test(ns ? 'pathname unix sockets outside (home, /tmp, $XDG_RUNTIME_DIR, $TMPDIR) are gone (ENOENT); its own socket works' : 'pathname unix sockets outside stay reachable below Landlock ABI 9 (documented); its own socket works', async () => {
+    const ops = [`unix:${sockets.home}`, `unix:${sockets.tmp}`, `unix:${sockets.xdg}`, `unix:${sockets.tmpdir}`, `unixown:${project}/own.sock`, `write:${tmpdir}/scratch`];
     const servers = await agentSockets();
-    const p = probe(modeEnv, ['-d', project], ops);
+    const p = probe({ ...modeEnv, TMPDIR: tmpdir }, ['-d', project], ops);
     for (const s of servers) s.close();
     const outside = ns ? 'ENOENT' : ABI >= 9 ? 'EACCES' : 'OK';
     expect(answers(p, ops)).toEqual({
       [`unix:${sockets.home}`]: outside,
       [`unix:${sockets.tmp}`]: outside,
       [`unix:${sockets.xdg}`]: outside,
+      [`unix:${sockets.tmpdir}`]: outside,
       [`unixown:${project}/own.sock`]: 'OK',
+      [`write:${tmpdir}/scratch`]: 'OK',
     });
+    // With namespaces $TMPDIR is private: what the command left there is gone.
+    expect(fs.existsSync(path.join(tmpdir, 'scratch'))).toBe(!ns);
   });
 
   test(ns ? '/tmp is private: other programs\' files there are gone, writable paths under /tmp stay writable' : '/tmp is shared (documented): writable paths under /tmp are writable', () => {

@@ -107,6 +107,13 @@ describe('buildMountPlan', () => {
     expect(ops(plan)).toEqual(['mask /run', 'devpts /dev/pts', 'tmpfs /dev/shm', 'mask /home/u']);
   });
 
+  it('makes $TMPDIR private too, unless it is (in) the directory the command works in', () => {
+    const v = fakeFs({ ...BASE, '/var/tmp/u': 'directory', [`${HOME}/src/proj.1/tmp`]: 'directory' });
+    expect(ops(buildMountPlan({ grants: [w('/var/tmp'), w('/var/tmp/u')], homes: [HOME], tmpdir: '/var/tmp/u' }, v))).toContain('tmpfs /var/tmp/u');
+    const inDir = buildMountPlan({ grants: [w(`${HOME}/src/proj.1`)], homes: [HOME], tmpdir: `${HOME}/src/proj.1/tmp`, dir: `${HOME}/src/proj.1` }, v);
+    expect(ops(inDir).some((o) => o.startsWith('tmpfs /home'))).toBe(false);
+  });
+
   it('masks an $XDG_RUNTIME_DIR outside /run', () => {
     const v = fakeFs({ ...BASE, '/var/xdg': 'directory' });
     const plan = buildMountPlan({ grants: [], homes: [HOME], runtimeDir: '/var/xdg' }, v);
