@@ -32,6 +32,8 @@ export interface AskOptions {
   seconds?: number;
   /** Aborted when the asking command goes away: the question is withdrawn. */
   signal?: AbortSignal;
+  /** Paths the confined command can write: an asker found there is not run (it answers no). */
+  writable?: readonly string[];
 }
 
 export interface AskResult {
@@ -262,15 +264,43 @@ function runAsker(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutM
   });
 }
 
+function isInside(parent: string, p: string): boolean {
+  const rel = path.relative(parent, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** A program as execvp would find it, but only in absolute PATH entries; undefined if not found. */
+export function resolveProgram(program: string, searchPath: string | undefined): string | undefined {
+  if (program.includes('/')) return path.resolve(program);
+  return findOnPath(program, searchPath);
+}
+
+/** Whether a file, or what it links to, lies under one of the writable paths. */
+export function isWritable(file: string, writable: readonly string[]): boolean {
+  let real = file;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    /* missing: running it fails, which is no */
+  }
+  return writable.some((w) => isInside(w, real) || isInside(w, file));
+}
+
 /** Asks; resolves with the answer, which is no unless someone said once or always. */
 export async function ask(q: Question, options: AskOptions): Promise<AskResult> {
   const seconds = options.seconds ?? DIALOG_SECONDS;
   const choice = chooseAsker(options.env, options.platform);
   if (choice.kind === 'none') return { answer: 'no', by: 'nobody', note: choice.why };
+  const by = choice.kind === 'program' ? 'CONFINE_ASK' : 'dialog';
+  // The asker is run by its absolute path, found as confine sees it; the command could make an
+  // asker it can write answer for it, so one there is not run.
+  const file = resolveProgram(choice.program, options.env.PATH);
+  if (file === undefined) return { answer: 'no', by, note: `${choice.program} is not found` };
+  if (isWritable(file, options.writable ?? [])) return { answer: 'no', by, note: `${by === 'CONFINE_ASK' ? 'CONFINE_ASK' : 'the dialog'} (${file}) is where the confined command can write` };
   if (choice.kind === 'program') {
     // The program gets the command line as its arguments, and where it would run in CONFINE_ASK_DIR.
     const env = { ...options.env, CONFINE_ASK_DIR: q.cwd, CONFINE_ASK_ALWAYS: q.offerAlways ? '1' : '0' };
-    const r = await runAsker(choice.program, q.argv, env, undefined, options.signal);
+    const r = await runAsker(file, q.argv, env, undefined, options.signal);
     if (r.error !== undefined) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) failed: ${r.error}` };
     if (r.status !== 0) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) exited with status ${r.status}` };
     const answer = parseAnswer(r.stdout);
@@ -280,7 +310,7 @@ export async function ask(q: Question, options: AskOptions): Promise<AskResult> 
   const args = choice.kind === 'osascript' ? macDialogArgs(q, seconds) : choice.kind === 'zenity' ? zenityArgs(q, seconds) : kdialogArgs(q, seconds);
   // kdialog has no timeout of its own: the broker's timer is its countdown.
   const limit = choice.kind === 'kdialog' ? seconds : seconds + 5;
-  const r = await runAsker(choice.program, args, options.env, limit * 1000, options.signal);
+  const r = await runAsker(file, args, options.env, limit * 1000, options.signal);
   if (r.error !== undefined) return { answer: 'no', by: 'dialog', note: r.error };
   let answer: Answer = 'no';
   if (choice.kind === 'osascript') answer = parseAnswer(r.stdout);

@@ -317,9 +317,17 @@ class BrokerServer implements Broker {
     const verdict = tool.judge(request.argv, { root, cwd, env });
     if (verdict.kind === 'never') return denied(`${verdict.reason}: never run from a confined command`);
 
+    const w = this.options.writable;
+    const writable = [root, ...(typeof w === 'function' ? w() : w)];
+    // An allow file the command could write (a -w that holds it) is neither read nor written:
+    // the command would allow itself.
     const allowFile = allowFilePath(this.options.home);
+    const allowWritable = writable.some((p) => isInside(p, allowFile));
+    if (allowWritable && verdict.remember !== null) {
+      this.log(`confine: ${allowFile} is where the confined command can write, so "Allow always" is neither read from it nor kept in it`);
+    }
     let allowed = false;
-    if (verdict.remember !== null) {
+    if (verdict.remember !== null && !allowWritable) {
       try {
         allowed = readAllowed(allowFile).has(verdict.remember);
       } catch (err) {
@@ -329,12 +337,12 @@ class BrokerServer implements Broker {
     if (!allowed) {
       const withdraw = new AbortController();
       conn.onGone = () => withdraw.abort();
-      const question: Question = { argv: [tool.name, ...request.argv], cwd, offerAlways: verdict.remember !== null, note: verdict.reason };
-      const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal })))(question, withdraw.signal);
+      const question: Question = { argv: [tool.name, ...request.argv], cwd, offerAlways: verdict.remember !== null && !allowWritable, note: verdict.reason };
+      const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal, writable })))(question, withdraw.signal);
       conn.onGone = undefined;
       if (conn.gone) return { type: 'error', message: 'confine: gone' };
       if (asked.answer === 'no') return denied(asked.note ?? (asked.by === 'nobody' ? 'no one to ask' : undefined));
-      if (asked.answer === 'always' && verdict.remember !== null) {
+      if (asked.answer === 'always' && verdict.remember !== null && !allowWritable) {
         try {
           addAllowed(allowFile, verdict.remember);
         } catch (err) {
@@ -346,8 +354,6 @@ class BrokerServer implements Broker {
     let git: PreparedGit | undefined;
     if (tool.runsGit) {
       try {
-        const w = this.options.writable;
-        const writable = [...(typeof w === 'function' ? w() : w)];
         git = await prepareGit(cwd, { snapshot: this.snapshot, root, writable, home: this.options.home, env: this.options.env });
       } catch (err) {
         if (err instanceof GitRefused) return denied(err.message);

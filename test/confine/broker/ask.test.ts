@@ -125,6 +125,23 @@ describe('ask', () => {
     expect(fs.readFileSync(log, 'utf8').split('\n')[0]).toBe('gh|pr|create|--title|Fix it|/work/p');
   });
 
+  it('does not run an asker where the confined command can write (it would answer for itself)', async () => {
+    const prog = script('ask-writable', 'echo always');
+    expect(await ask(q, { env: { CONFINE_ASK: prog }, writable: [dir] })).toMatchObject({ answer: 'no', note: expect.stringContaining('where the confined command can write') });
+    const link = path.join(os.tmpdir(), `arb-ask-link-${process.pid}`);
+    fs.symlinkSync(prog, link);
+    try {
+      expect((await ask(q, { env: { CONFINE_ASK: link }, writable: [dir] })).answer).toBe('no');
+    } finally {
+      fs.rmSync(link);
+    }
+    const bin = path.join(dir, 'wbin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'zenity'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    expect((await ask(q, { env: { DISPLAY: ':0', PATH: bin }, platform: 'linux', writable: [bin] })).answer).toBe('no');
+    expect((await ask(q, { env: { DISPLAY: ':0', PATH: bin }, platform: 'linux', writable: ['/elsewhere'] })).answer).toBe('once');
+  });
+
   it('takes always as once where always cannot be kept', async () => {
     const prog = script('ask-always2', 'echo always');
     expect((await ask({ ...q, offerAlways: false }, { env: { CONFINE_ASK: prog } })).answer).toBe('once');

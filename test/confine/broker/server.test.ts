@@ -132,6 +132,29 @@ describe('the broker', () => {
     expect(fs.statSync(allow).mode & 0o777).toBe(0o600);
   });
 
+  it('neither reads nor writes an allow file the command can write', async () => {
+    const allow = path.join(home, '.config', 'confine', 'allow');
+    fs.mkdirSync(path.dirname(allow), { recursive: true });
+    fs.writeFileSync(allow, 'gh pr create\n');
+    await broker.close();
+    broker = (await startBroker({
+      root,
+      writable: [root, path.join(home, '.config')],
+      home,
+      env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+      cli: CLI,
+      ask: async (q: Question) => {
+        asked.push(`${q.argv.join(' ')} always=${q.offerAlways}`);
+        return { answer: 'always', by: 'CONFINE_ASK' };
+      },
+      log: () => undefined,
+    })) as Broker;
+    expect((await gh(['pr', 'create'])).status).toBe(0);
+    expect((await gh(['pr', 'list'])).status).toBe(0);
+    expect(asked).toEqual(['gh pr create always=false', 'gh pr list always=false']);
+    expect(fs.readFileSync(allow, 'utf8')).toBe('gh pr create\n');
+  });
+
   it('tells the command when it was not allowed, and does not run gh', async () => {
     answers = ['no'];
     const r = await gh(['pr', 'create', '--title', 'x']);
