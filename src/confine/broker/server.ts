@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import { ArbError } from '../../errors';
 import { recvFds } from '../../native';
 import { addAllowed, allowFilePath, readAllowed } from './allow';
-import { AskResult, Question, ask as defaultAsk, displayCommandLine, findOnPath } from './ask';
+import { AskResult, Question, ask as defaultAsk, displayCommandLine, findOnPath, isWritable } from './ask';
 import { killTree, processTree, signalAll } from './process-tree';
 import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
 import { TOOLS } from './tools';
@@ -106,6 +106,18 @@ export function findTools(searchPath: string | undefined, tools: readonly Tool[]
 function isInside(parent: string, p: string): boolean {
   const rel = path.relative(parent, p);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function writableNow(w: BrokerOptions['writable'], root: string): string[] {
+  return [root, ...(typeof w === 'function' ? w() : w)];
+}
+
+/** PATH without its relative entries and those the command can write. */
+export function trustedPath(searchPath: string, writable: readonly string[]): string {
+  return searchPath
+    .split(path.delimiter)
+    .filter((entry) => path.isAbsolute(entry) && !isWritable(entry, writable))
+    .join(path.delimiter);
 }
 
 function closeAll(fds: number[]): void {
@@ -313,12 +325,14 @@ class BrokerServer implements Broker {
     const root = fs.realpathSync(this.options.root);
     if (!isInside(root, cwd)) return denied(`${tool.name} runs only inside ${root}`);
 
+    const writable = writableNow(this.options.writable, root);
+    if (isWritable(program, writable)) {
+      return denied(`${program} is where the confined command can write, so it is not run outside`);
+    }
     const env = tool.forwardEnv(request.env);
     const verdict = tool.judge(request.argv, { root, cwd, env });
     if (verdict.kind === 'never') return denied(`${verdict.reason}: never run from a confined command`);
 
-    const w = this.options.writable;
-    const writable = [root, ...(typeof w === 'function' ? w() : w)];
     // An allow file the command could write (a -w that holds it) is neither read nor written:
     // the command would allow itself.
     const allowFile = allowFilePath(this.options.home);
@@ -367,6 +381,9 @@ class BrokerServer implements Broker {
 
     const childEnv: NodeJS.ProcessEnv = { ...this.options.env };
     if (git) for (const name of REPOSITORY_VARIABLES) delete childEnv[name];
+    // What gh runs (git, ssh, an editor) is found on PATH: never in a directory the command can
+    // write, nor a relative one (which means gh's working directory, inside it).
+    if (childEnv.PATH !== undefined) childEnv.PATH = trustedPath(childEnv.PATH, writable);
     Object.assign(childEnv, env, git?.env ?? {});
     let child: ChildProcess;
     try {

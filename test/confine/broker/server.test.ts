@@ -1,7 +1,7 @@
 // The broker in this process, and shims as the command would run them (the built arb, called as
 // gh from the directory put first on PATH): asking, running with the command's streams, the allow
 // file, and requests that are garbage, too large, or from a shim that goes away.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -153,6 +153,26 @@ describe('the broker', () => {
     expect((await gh(['pr', 'list'])).status).toBe(0);
     expect(asked).toEqual(['gh pr create always=false', 'gh pr list always=false']);
     expect(fs.readFileSync(allow, 'utf8')).toBe('gh pr create\n');
+  });
+
+  it('does not run a gh, or programs on PATH, where the command can write', async () => {
+    await broker.close();
+    const inside = path.join(root, 'bin');
+    fs.mkdirSync(inside);
+    fs.writeFileSync(path.join(inside, 'git'), '#!/bin/sh\necho planted git\n', { mode: 0o755 });
+    fs.copyFileSync(path.join(fake.bin, 'gh'), path.join(inside, 'gh'));
+    fs.chmodSync(path.join(inside, 'gh'), 0o755);
+    const start = (programs: Record<string, string>) =>
+      startBroker({ root, writable: [root], home, env: { PATH: `${inside}:bin:${fake.bin}:/usr/bin:/bin`, HOME: home }, programs, cli: CLI, ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }), log: () => undefined });
+    broker = (await start({ gh: path.join(inside, 'gh') })) as Broker;
+    const r = await gh(['pr', 'list']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('is where the confined command can write, so it is not run outside');
+    await broker.close();
+    fs.writeFileSync(path.join(fake.bin, 'gh'), '#!/bin/sh\necho "PATH=$PATH"; git --version\n', { mode: 0o755 });
+    broker = (await start({ gh: path.join(fake.bin, 'gh') })) as Broker;
+    const r2 = await gh(['pr', 'list']);
+    expect(r2.stdout).toBe(`PATH=${fake.bin}:/usr/bin:/bin\n${execFileSync('git', ['--version'], { encoding: 'utf8' })}`);
   });
 
   it('tells the command when it was not allowed, and does not run gh', async () => {
