@@ -19,6 +19,8 @@ const test = itIf(ready, env.userMissing ?? 'no test user');
 let tools: string;
 let markers: string;
 let project: string;
+/** The shim is arb, run by the node on the command's PATH. */
+const NODE_DIR = path.dirname(process.execPath);
 const allowFile = () => path.join(user!.home, '.config', 'confine', 'allow');
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
@@ -74,7 +76,7 @@ function confineSh(script: string, answer: string, args: string[] = [], input = 
   const r = arbAsUser(['confine', ...args, '--', 'sh', '-c', script], {
     cwd: project,
     input,
-    env: { PATH: `${tools}:/usr/local/bin:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
+    env: { PATH: `${tools}:${NODE_DIR}:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
   });
   const fork = /forked \S+ to (\S+)/.exec(r.stderr)?.[1] ?? '';
   return { ...r, fork };
@@ -123,7 +125,7 @@ describe('a confined command asking to run gh', () => {
     fs.writeFileSync(path.join(tools, 'answer'), 'once\n');
     const r = arbAsUser(['confine', 'gh', 'pr', 'view', '1'], {
       cwd: project,
-      env: { PATH: `${tools}:/usr/local/bin:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
+      env: { PATH: `${tools}:${NODE_DIR}:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
     });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('args: pr view 1');

@@ -33,7 +33,8 @@ function gh(args: string[], options: { cwd?: string; input?: string; onSpawn?: (
   return new Promise((resolve, reject) => {
     const child = spawn('gh', args, {
       cwd: options.cwd ?? path.join(root, 'sub'),
-      env: broker.commandEnv({ PATH: '/usr/local/bin:/usr/bin:/bin', GH_TOKEN: 'from-the-command', TERM: 'dumb' }),
+      // The shim is arb, run by the node on the command's PATH.
+      env: broker.commandEnv({ PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, GH_TOKEN: 'from-the-command', TERM: 'dumb' }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
