@@ -12,7 +12,8 @@
 //   remote.NAME.gh-resolved            gh: which remote is the base repository
 //   remote.NAME.url                    gh repo fork, gh pr create to a fork: a network URL only
 //   remote.NAME.fetch                  added refspecs only (refs/…:refs/…)
-//   branch.NAME.remote, .pushremote    git push -u, gh pr checkout: a remote that is defined
+//   branch.NAME.remote, .pushremote    git push -u, gh pr checkout: a remote that is defined, or
+//                                      a network URL (a pull request from a fork)
 //   branch.NAME.merge                  git push -u, gh pr checkout: refs/…
 //   branch.NAME.gh-merge-base          gh pr create
 //
@@ -212,7 +213,8 @@ export function configChanges(before: ConfigEntry[], after: ConfigEntry[]): { ch
         else if (k.name === 'url') ok = now.length === 1 && isNetworkUrl(values[0]);
         else if (k.name === 'fetch') ok = was.every((v) => now.includes(v)) && values.every((v) => REFSPEC.test(v));
       } else if (k.section === 'branch') {
-        if (k.name === 'remote' || k.name === 'pushremote') ok = now.length === 1 && REMOTE_NAME.test(values[0]) && remotesAfter.has(values[0]);
+        // gh pr checkout of a pull request from a fork names the fork by its URL.
+        if (k.name === 'remote' || k.name === 'pushremote') ok = now.length === 1 && ((REMOTE_NAME.test(values[0]) && remotesAfter.has(values[0])) || isNetworkUrl(values[0]));
         else if (k.name === 'merge') ok = now.length === 1 && /^refs\/[^\s]+$/.test(values[0]);
         else if (k.name === 'gh-merge-base') ok = now.length <= 1;
       }

@@ -33,6 +33,8 @@ describe('configChanges', () => {
       ['branch.fix.gh-merge-base', 'main'],
       ['remote.origin.fetch', '+refs/heads/fix:refs/remotes/origin/fix'],
       ['remote.fork.url', 'git@github.com:me/r.git'],
+      ['branch.pr-12.remote', 'https://github.com/them/r.git'],
+      ['branch.pr-12.merge', 'refs/heads/feature'],
       ['remote.fork.fetch', '+refs/heads/*:refs/remotes/fork/*'],
     ];
     const r = configChanges(before, after);
