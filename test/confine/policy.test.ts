@@ -1,0 +1,239 @@
+// The policy's decisions, over a fake file system: what is granted around the home directory,
+// which default paths are kept or skipped, how links are resolved and refused.
+import * as path from 'node:path';
+
+import { FsView, Grant, ancestors, buildPolicy, canRead, holdsHome, isInside, protectedHomes } from '../../src/confine/policy';
+
+/** A fake tree: directories list their names; links resolve to their target (absolute). */
+function fakeFs(dirs: Record<string, string[]>, links: Record<string, string> = {}, files: string[] = []): FsView {
+  const realpath = (p: string): string | undefined => {
+    // Resolve component by component, as the kernel would.
+    const parts = p.split('/').filter(Boolean);
+    let cur = '/';
+    for (let i = 0; i < parts.length; i++) {
+      const next = cur === '/' ? `/${parts[i]}` : `${cur}/${parts[i]}`;
+      if (links[next] !== undefined) {
+        const rest = parts.slice(i + 1).join('/');
+        return realpath(rest ? `${links[next]}/${rest}` : links[next]);
+      }
+      const parentNames = dirs[cur];
+      if (!parentNames || !parentNames.includes(parts[i])) return undefined;
+      cur = next;
+    }
+    return cur;
+  };
+  return {
+    realpath,
+    readdir: (p) => dirs[p],
+    isDirectory: (p) => {
+      const r = realpath(p);
+      return r !== undefined && dirs[r] !== undefined && !files.includes(r);
+    },
+  };
+}
+
+const TREE: Record<string, string[]> = {
+  '/': ['bin', 'etc', 'home', 'tmp', 'usr', 'var', 'data', 'h', 'dangling'],
+  '/etc': ['passwd'],
+  '/home': ['me', 'other'],
+  '/home/me': ['.ssh', '.gitconfig', '.cache', '.local', 'src', '.cargo', 'notes.txt', 'bin'],
+  '/home/me/.ssh': ['id_ed25519'],
+  '/home/me/.cache': [],
+  '/home/me/.cargo': ['bin'],
+  '/home/me/.cargo/bin': [],
+  '/home/me/.local': ['bin'],
+  '/home/me/.local/bin': [],
+  '/home/me/src': ['proj'],
+  '/home/me/src/proj': [],
+  '/home/me/bin': [],
+  '/home/other': [],
+  '/tmp': [],
+  '/usr': ['bin'],
+  '/usr/bin': [],
+  '/var': ['tmp'],
+  '/var/tmp': [],
+  '/dev': ['null', 'pts'],
+  '/dev/pts': [],
+};
+const LINKS = {
+  '/bin': '/usr/bin',
+  '/data': '/home/me/.ssh', // a link into the home directory
+  '/h': '/home', // a link above it
+  '/dangling': '/nowhere',
+};
+// /dev is not listed in / above, but its devices exist for the writable defaults.
+TREE['/'].push('dev');
+TREE['/dev'].push('zero', 'tty');
+const FILES = ['/home/me/.gitconfig', '/home/me/notes.txt', '/etc/passwd', '/dev/null', '/dev/zero', '/dev/tty'];
+for (const f of FILES) TREE[f] = [];
+
+const view = fakeFs(TREE, LINKS, FILES);
+
+function grantsOf(grants: Grant[], access?: Grant['access']): string[] {
+  return grants.filter((g) => !access || g.access === access).map((g) => g.path);
+}
+
+describe('policy: helpers', () => {
+  it('isInside is about path components, not string prefixes', () => {
+    expect(isInside('/home/me', '/home/me')).toBe(true);
+    expect(isInside('/home/me/x', '/home/me')).toBe(true);
+    expect(isInside('/home/me2', '/home/me')).toBe(false);
+    expect(isInside('/anything', '/')).toBe(true);
+  });
+
+  it('ancestors go from / down to the parent', () => {
+    expect(ancestors('/home/me')).toEqual(['/', '/home']);
+    expect(ancestors('/var/home/me')).toEqual(['/', '/var', '/var/home']);
+  });
+
+  it('holdsHome: the home directory itself and any directory above it', () => {
+    expect(holdsHome('/home/me', ['/home/me'])).toBe('/home/me');
+    expect(holdsHome('/home', ['/home/me'])).toBe('/home/me');
+    expect(holdsHome('/home/me/src', ['/home/me'])).toBeUndefined();
+    expect(holdsHome('/home/me2', ['/home/me'])).toBeUndefined();
+  });
+
+  it('protectedHomes resolves links and keeps the outermost of nested homes', () => {
+    const v = fakeFs({ '/': ['var', 'home'], '/var': ['home'], '/var/home': ['me'], '/var/home/me': ['sub'], '/var/home/me/sub': [] }, { '/home': '/var/home' });
+    expect(protectedHomes(['/home/me', '/home/me/sub'], v)).toEqual(['/var/home/me']);
+    expect(protectedHomes(['/home/me', '/elsewhere'], v).sort()).toEqual(['/elsewhere', '/var/home/me']);
+    expect(protectedHomes(['relative'], v)).toEqual([]);
+  });
+});
+
+describe('policy: around the home directory', () => {
+  const policy = buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/home/me/src/proj' }, view);
+  const around = policy.grants.filter((g) => g.why.startsWith('around the home directory'));
+
+  it('grants reading every entry of each directory above the home but the ones leading to it', () => {
+    expect(around.map((g) => g.path).sort()).toEqual(['/dev', '/etc', '/home/other', '/tmp', '/usr', '/usr/bin', '/var'].sort());
+    expect(around.every((g) => g.access === 'read')).toBe(true);
+  });
+
+  it('grants a link at its target, and names the link', () => {
+    expect(around.find((g) => g.path === '/usr/bin' && g.given === '/bin')).toBeDefined();
+  });
+
+  it('skips links into the home directory or above it, and dangling ones', () => {
+    const paths = around.map((g) => g.path);
+    expect(paths).not.toContain('/home/me/.ssh');
+    expect(paths).not.toContain('/home');
+    expect(policy.skipped.map((s) => s.path)).toEqual(expect.arrayContaining(['/data', '/h']));
+    expect(paths.some((p) => p.includes('nowhere'))).toBe(false);
+  });
+
+  it('grants listing (only) from /, so names everywhere can be listed', () => {
+    expect(policy.grants.filter((g) => g.access === 'list')).toEqual([expect.objectContaining({ path: '/', isDirectory: true })]);
+  });
+
+  it('never grants the home directory itself or anything above it', () => {
+    for (const g of policy.grants) {
+      if (g.access === 'list') continue;
+      expect(isInside('/home/me', g.path)).toBe(false);
+    }
+  });
+
+  it('a directory that cannot be listed grants nothing in it, and says so', () => {
+    const closed = fakeFs({ ...TREE, '/home': undefined as unknown as string[] }, LINKS, FILES);
+    const p = buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/tmp' }, closed);
+    expect(p.grants.some((g) => g.path.startsWith('/home/'))).toBe(false);
+    expect(p.skipped).toContainEqual({ path: '/home', why: 'cannot be listed, so nothing in it is readable' });
+  });
+
+  it('with the home directory behind a link (/home -> /var/home), goes around the real path', () => {
+    const v = fakeFs(
+      { '/': ['home', 'var', 'etc'], '/etc': [], '/var': ['home', 'lib'], '/var/lib': [], '/var/home': ['me', 'you'], '/var/home/me': [], '/var/home/you': [] },
+      { '/home': '/var/home' },
+    );
+    const p = buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/etc' }, v);
+    expect(p.homes).toEqual(['/var/home/me']);
+    const read = grantsOf(p.grants, 'read').sort();
+    expect(read).toEqual(['/etc', '/var/home/you', '/var/lib']);
+  });
+
+  it('two homes ($HOME elsewhere): neither is granted', () => {
+    const p = buildPolicy({ homes: ['/home/me', '/home/other'], home: '/home/other', dir: '/tmp' }, view);
+    const read = grantsOf(p.grants, 'read');
+    expect(read).not.toContain('/home/other');
+    expect(read).not.toContain('/home/me');
+  });
+});
+
+describe('policy: readable and writable paths', () => {
+  const base = { homes: ['/home/me'], home: '/home/me', dir: '/home/me/src/proj' };
+
+  it('defaults in the home directory that exist are granted, missing ones skipped', () => {
+    const p = buildPolicy(base, view);
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.gitconfig', access: 'read', isDirectory: false }));
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.local/bin', access: 'read', isDirectory: true }));
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.cache', access: 'write' }));
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.cargo', access: 'write' }));
+    expect(p.skipped).toContainEqual({ path: '/home/me/.nvm', why: 'does not exist' });
+    expect(p.skipped).toContainEqual({ path: '/home/me/.npm', why: 'does not exist' });
+    expect(grantsOf(p.grants)).not.toContain('/home/me/.ssh');
+    expect(grantsOf(p.grants)).not.toContain('/home/me/notes.txt');
+  });
+
+  it('temporary directories and harmless devices are writable; devices as files', () => {
+    const p = buildPolicy({ ...base, tmpdir: '/var/tmp' }, view);
+    const write = p.grants.filter((g) => g.access === 'write');
+    expect(write.map((g) => g.path)).toEqual(expect.arrayContaining(['/tmp', '/var/tmp', '/dev/null', '/dev/zero', '/dev/tty', '/dev/pts']));
+    expect(write.find((g) => g.path === '/dev/null')?.isDirectory).toBe(false);
+    expect(write.find((g) => g.path === '/dev/pts')?.isDirectory).toBe(true);
+    expect(write.filter((g) => g.why === '$TMPDIR').map((g) => g.path)).toEqual(['/var/tmp']);
+  });
+
+  it('the directory comes last, writable, with unix sockets', () => {
+    const p = buildPolicy(base, view);
+    expect(p.grants[p.grants.length - 1]).toEqual({ path: '/home/me/src/proj', access: 'write', isDirectory: true, sockets: true, why: 'the directory the command works in' });
+  });
+
+  it('$PATH entries in the home directory are readable; others and relative ones add nothing', () => {
+    const p = buildPolicy({ ...base, pathVar: '/home/me/.cargo/bin::relative:/usr/bin:/home/me/bin' }, view);
+    const onPath = p.grants.filter((g) => g.why === 'on $PATH').map((g) => g.path);
+    expect(onPath).toEqual(['/home/me/.cargo/bin', '/home/me/bin']);
+  });
+
+  it('a $PATH entry that is the home directory is refused with a warning', () => {
+    const p = buildPolicy({ ...base, pathVar: '/home/me:/usr/bin' }, view);
+    expect(grantsOf(p.grants)).not.toContain('/home/me');
+    expect(p.warnings).toEqual([expect.stringMatching(/not granting \/home\/me \(on \$PATH\).*holds the home directory/)]);
+  });
+
+  it('a default path that is a link to the home directory is refused with a warning', () => {
+    const v = fakeFs({ ...TREE, '/home/me': [...TREE['/home/me'], '.npm'] }, { ...LINKS, '/home/me/.npm': '/home/me' }, FILES);
+    const p = buildPolicy(base, v);
+    expect(grantsOf(p.grants)).not.toContain('/home/me');
+    expect(p.warnings).toContainEqual(expect.stringMatching(/not granting \/home\/me\/\.npm .* leads to \/home\/me/));
+  });
+
+  it('-r and -w grant what they name, at its real path', () => {
+    const p = buildPolicy({ ...base, readable: ['/home/me/notes.txt'], writable: ['/data'] }, view);
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/notes.txt', access: 'read', isDirectory: false, why: 'given with -r' }));
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.ssh', access: 'write', given: '/data', why: 'given with -w', sockets: true }));
+  });
+
+  it('-w naming the home directory is honoured, but said loudly; a missing one is said too', () => {
+    const p = buildPolicy({ ...base, writable: ['/home/me', '/home/me/missing'] }, view);
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me', access: 'write' }));
+    expect(p.warnings).toContainEqual('-w /home/me gives the command the home directory /home/me, secrets included');
+    expect(p.warnings).toContainEqual('-w /home/me/missing: no such file or directory, so it is not granted');
+  });
+
+  it('steps can add writable paths (the broker’s socket directory)', () => {
+    const p = buildPolicy({ ...base, extraWritable: [{ path: '/tmp', why: 'the broker', sockets: true }] }, view);
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/tmp', why: 'the broker', sockets: true }));
+  });
+});
+
+describe('policy: canRead', () => {
+  const p = buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/home/me/src/proj', readable: [path.normalize('/home/me/notes.txt')] }, view);
+  it('outside the home directory everything; inside only what is granted (listing is not reading)', () => {
+    expect(canRead('/usr/bin/python3', p)).toBe(true);
+    expect(canRead('/home/me/.local/bin/tool', p)).toBe(true);
+    expect(canRead('/home/me/notes.txt', p)).toBe(true);
+    expect(canRead('/home/me/src/proj/run.sh', p)).toBe(true);
+    expect(canRead('/home/me/bin/tool', p)).toBe(false);
+    expect(canRead('/home/me/.ssh/id_ed25519', p)).toBe(false);
+  });
+});
