@@ -34,8 +34,7 @@ export interface CompareOptions {
   repo?: PrivateRepo;
   /**
    * Also find the newest change to anything in the fork, ignored files and .git included: the
-   * newest modification or status-change time (ctime: a file made, renamed or chmodded, even with
-   * an old modification time, as a fork's freshly cloned files have).
+   * newest modification time (which `touch -d` sets, and a fork keeps from its directory).
    */
   newest?: boolean;
   /**
@@ -51,8 +50,8 @@ export interface CompareOptions {
 export interface CompareResult {
   /** Sorted by path (bytewise). */
   changes: Change[];
-  /** With options.newest: the newest mtime or ctime in the fork (ms since the epoch). */
-  newestChangeMs?: number;
+  /** With options.newest: the newest mtime in the fork (ms since the epoch). */
+  newestMtimeMs?: number;
 }
 
 type Kind = 'dir' | 'file' | 'symlink' | 'other';
@@ -124,11 +123,6 @@ function statSame(a: fs.Stats, b: fs.Stats): boolean {
   return a.size === b.size && a.mode === b.mode && a.mtimeMs === b.mtimeMs;
 }
 
-/** When an entry last changed: its content (mtime) or itself (ctime). */
-function changedAt(st: fs.Stats): number {
-  return Math.max(st.mtimeMs, st.ctimeMs);
-}
-
 function exec(st: EntryStat): boolean {
   return (st.perm & 0o100) !== 0;
 }
@@ -186,7 +180,7 @@ class Walker {
         const child = joinRel(dir, d.name);
         const s = this.lstat(this.fork, child);
         if (!s) continue;
-        this.newest = Math.max(this.newest, changedAt(s.st));
+        this.newest = Math.max(this.newest, s.st.mtimeMs);
         if (s.kind === 'dir') stack.push(child);
       }
     }
@@ -199,7 +193,7 @@ class Walker {
   async run(): Promise<void> {
     const rootBase = this.lstat(this.base, '');
     const rootFork = this.lstat(this.fork, '');
-    if (rootFork && this.options.newest) this.newest = changedAt(rootFork.st);
+    if (rootFork && this.options.newest) this.newest = rootFork.st.mtimeMs;
     let level: DirNode[] = [
       {
         rel: '',
@@ -221,8 +215,7 @@ class Walker {
         level = next;
       }
     } finally {
-      this.baseCheck?.close();
-      this.forkCheck?.close();
+      await Promise.all([this.baseCheck?.close(), this.forkCheck?.close()]);
     }
   }
 
@@ -241,7 +234,7 @@ class Walker {
       const rel = joinRel(node.rel, name);
       const base = inBase.has(name) ? this.lstat(this.base, rel) : undefined;
       const fork = inFork.has(name) ? this.lstat(this.fork, rel) : undefined;
-      if (fork && this.options.newest) this.newest = Math.max(this.newest, changedAt(fork.st));
+      if (fork && this.options.newest) this.newest = Math.max(this.newest, fork.st.mtimeMs);
       if (name === '.git') {
         this.skippedInFork(rel, fork);
         continue;
@@ -359,7 +352,7 @@ export async function compareTrees(base: string, fork: string, options: CompareO
     const walker = new Walker(repo, { root: base, bytes: rootBytes(base) }, { root: fork, bytes: rootBytes(fork) }, options, warn);
     await walker.run();
     const changes = walker.changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
-    return { changes, newestChangeMs: options.newest ? walker.newest : undefined };
+    return { changes, newestMtimeMs: options.newest ? walker.newest : undefined };
   };
   if (options.repo) return go(options.repo);
   return withPrivateRepo(go);

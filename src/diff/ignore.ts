@@ -89,8 +89,13 @@ export class CheckIgnore {
     });
   }
 
-  close(): void {
-    this.child.stdin!.end();
+  /** Ends git's input and waits for it to exit (so no git is left working in the tree). */
+  close(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.child.once('close', () => resolve());
+      this.child.stdin!.end();
+    });
   }
 }
 

@@ -8,8 +8,9 @@
 //                      (its patch was applied);
 //   base only          a base whose fork is gone.
 //
-// UPDATED is the newest change inside the fork: the newest modification or status-change time of
-// anything in it (.git and ignored files included), so a fork just made of old files is new.
+// UPDATED is the newest change inside the fork: the newest modification time of anything in it
+// (.git and ignored files included). A fork keeps its files' times, so a fork just made of files
+// last changed a week ago was last changed a week ago; prune.ts also looks for processes in it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -68,7 +69,7 @@ function sameInDirectory(dir: string, fork: string, change: Change): boolean {
   return sameContent(dirTree, forkTree, change.path, seen, f);
 }
 
-/** The newest change (mtime or ctime) of anything under `root`, never following a link. */
+/** The newest modification time of anything under `root`, never following a link. */
 export function newestChange(root: string): number {
   let newest = 0;
   const stack: RelPath[] = [''];
@@ -81,7 +82,7 @@ export function newestChange(root: string): number {
     } catch {
       continue;
     }
-    newest = Math.max(newest, st.mtimeMs, st.ctimeMs);
+    newest = Math.max(newest, st.mtimeMs);
     if (!st.isDirectory()) continue;
     let names: string[];
     try {
@@ -119,12 +120,12 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
     if (!forkSt.isDirectory()) {
       // A link (or a file) where the fork was: neither followed nor taken for a fork.
       entry.status = 'not-a-directory';
-      entry.updatedMs = Math.max(forkSt.mtimeMs, forkSt.ctimeMs);
+      entry.updatedMs = forkSt.mtimeMs;
       return entry;
     }
     entry.identity = { dev: forkSt.dev, ino: forkSt.ino };
-    const { changes, newestChangeMs } = await compareTrees(basePath, forkPath, { newest: true, repo: options.repo, warn: options.warn ?? (() => undefined) });
-    entry.updatedMs = newestChangeMs ?? 0;
+    const { changes, newestMtimeMs } = await compareTrees(basePath, forkPath, { newest: true, repo: options.repo, warn: options.warn ?? (() => undefined) });
+    entry.updatedMs = newestMtimeMs ?? 0;
     entry.changed = changes.length;
     if (changes.length === 0) {
       entry.status = 'unchanged';

@@ -1,8 +1,9 @@
 // arb fork --prune: removes what is done with, and nothing else. A fork that is unchanged or
 // merged goes with its base, and a base whose fork is gone goes too, once each has been left
-// alone for an hour (nothing inside changed: see list.ts's UPDATED). A fork with files only
-// there, one changed in the last hour, a link where a fork was, or one that cannot be read is
-// kept, and the reasons are counted.
+// alone for an hour (nothing inside modified: see list.ts's UPDATED). A fork with files only
+// there, one changed in the last hour, one a process works in (its working directory or an open
+// file is there: an agent still thinking, in a fork just made of old files), a link where a fork
+// was, or one that cannot be read is kept, and the reasons are counted.
 //
 // Removing is where a mistake loses work, so:
 // - only the forks and bases findForks names beside the directory are ever removed, never the
@@ -40,9 +41,55 @@ export interface PruneResult {
   failed: { path: string; message: string }[];
 }
 
-export type KeptReason = 'only-here' | 'recent' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
+export type KeptReason = 'only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
 
-function keepReason(e: ForkEntry, now: number): KeptReason | undefined {
+/**
+ * Where running processes are: each one's working directory, root and open files, as far as
+ * /proc lets this user see (Linux; elsewhere nothing is known, and nothing is kept for it).
+ */
+export function processPlaces(): { pid: number; place: string }[] {
+  if (process.platform !== 'linux') return [];
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  const out: { pid: number; place: string }[] = [];
+  const add = (pid: string, link: string) => {
+    try {
+      out.push({ pid: Number(pid), place: fs.readlinkSync(link) });
+    } catch {
+      /* gone, or not ours to see */
+    }
+  };
+  for (const pid of pids) {
+    add(pid, `/proc/${pid}/cwd`);
+    add(pid, `/proc/${pid}/root`);
+    let fds: string[] = [];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      /* not ours to see */
+    }
+    for (const fd of fds) add(pid, `/proc/${pid}/fd/${fd}`);
+  }
+  return out;
+}
+
+/** A process working in `dir` (by its real path), or undefined. */
+function processIn(dir: string, places: { pid: number; place: string }[]): number | undefined {
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+  return places.find((p) => p.place === real || p.place.startsWith(`${real}/`))?.pid;
+}
+
+function keepReason(e: ForkEntry, now: number, places: { pid: number; place: string }[]): KeptReason | undefined {
+  if (e.fork && e.status !== 'not-a-directory' && processIn(e.fork, places) !== undefined) return 'in-use';
   switch (e.status) {
     case 'only-here':
       return 'only-here';
@@ -93,8 +140,9 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
   const parent = path.dirname(resolved);
   const now = options.now ?? Date.now();
   const result: PruneResult = { removed: [], kept: [], failed: [] };
+  const places = processPlaces();
   for (const entry of await listForks(resolved, { warn: options.warn })) {
-    const reason = keepReason(entry, now);
+    const reason = keepReason(entry, now, places);
     if (reason) {
       result.kept.push({ entry, reason });
       continue;
@@ -107,8 +155,9 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
     options.onExamined?.(entry);
     if (!options.dryRun) {
       const again = await examine(resolved, entry.name, entry.fork ?? path.join(parent, `${path.basename(resolved)}.${entry.name}`), entry.base, { warn: options.warn });
-      if (!unchangedSince(entry, again) || keepReason(again, now)) {
-        result.kept.push({ entry: again, reason: 'changed-while-pruning' });
+      const why = unchangedSince(entry, again) ? keepReason(again, now, processPlaces()) : 'changed-while-pruning';
+      if (why) {
+        result.kept.push({ entry: again, reason: why });
         continue;
       }
     }
@@ -141,6 +190,8 @@ export function keptSummary(kept: PruneResult['kept'], now: number): string {
   const recent = kept.filter((k) => k.reason === 'recent');
   if (recent.length === 1) parts.push(`1 changed ${timeAgo(recent[0].entry.updatedMs, now)}`);
   else if (recent.length > 1) parts.push(`${recent.length} changed in the last hour`);
+  const inUse = count('in-use');
+  if (inUse) parts.push(`${inUse} in use by a running process`);
   const link = count('not-a-directory');
   if (link) parts.push(`${link} whose fork is not a directory (a link?)`);
   const unreadable = count('unreadable');

@@ -1,7 +1,7 @@
 // arb fork --prune: removes exactly the unchanged, merged and orphaned ones left alone for an
 // hour, and keeps every file that exists only in a fork. The hour is counted from a `now` given to
 // the library call (forks made by the test are minutes old; times inside are set with touch -d).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -164,6 +164,23 @@ describe('pruneForks', () => {
     expect(exists(path.join(fork, 'x.txt'))).toBe(true);
   });
 
+  it('keeps a fork a process works in, whatever its age', async () => {
+    const dir = path.join(work, 'proj');
+    makeRepo(dir);
+    const fork = forkOf(dir);
+    const agent = spawn('sleep', ['60'], { cwd: path.join(fork, 'src'), stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => agent.once('spawn', resolve));
+      const r = await pruneForks(dir, { now: later() });
+      expect(r.removed).toEqual([]);
+      expect(reasons(r.kept)).toEqual([['1', 'in-use']]);
+    } finally {
+      agent.kill();
+      await new Promise((resolve) => agent.once('exit', resolve));
+    }
+    expect((await pruneForks(dir, { now: later() })).removed).toEqual([fork, baseOf(fork)]);
+  });
+
   it('leaves alone a fork whose base was removed by hand, the directory, and what is not its fork', async () => {
     const dir = path.join(work, 'proj');
     makeRepo(dir);
@@ -233,6 +250,54 @@ describe('arb fork --prune', () => {
     }
     expect(out.join('')).toBe(['removed ../proj.1', 'removed ../.proj.1.base', 'kept 2: 1 with files only here, 1 changed 5 minutes ago', ''].join('\n'));
     expect(exists(a)).toBe(false);
+  });
+
+  it('removes exactly the unchanged, merged and orphaned ones whose times say an hour has gone by', () => {
+    const dir = path.join(work, 'proj');
+    makeRepo(dir);
+    const unchanged = forkOf(dir);
+    const onlyHere = forkOf(dir);
+    const merged = forkOf(dir);
+    const recent = forkOf(dir);
+    const orphan = forkOf(dir, 'orphan');
+    write(path.join(onlyHere, 'src/only-here.c'), 'work not brought back\n');
+    fs.appendFileSync(path.join(merged, 'a.txt'), 'brought back\n');
+    expect(gitApply(dir, arb(['diff', merged]).stdout).status).toBe(0);
+    execFileSync('rm', ['-rf', orphan]);
+    // Two hours old, all of it, as touch -d makes it; one file of one fork five minutes old.
+    const forks = fs.readdirSync(work).filter((n) => n !== 'proj').map((n) => path.join(work, n));
+    execFileSync('find', [...forks, '-exec', 'touch', '-h', '-d', '2 hours ago', '{}', '+']);
+    execFileSync('touch', ['-d', '5 minutes ago', path.join(recent, 'a.txt')]);
+    const home = snapshot(dir);
+
+    const r = arb(['fork', '--prune'], { cwd: dir });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        'removed ../proj.1',
+        'removed ../.proj.1.base',
+        'removed ../proj.3',
+        'removed ../.proj.3.base',
+        'removed ../.proj.orphan.base',
+        'kept 2: 1 with files only here, 1 changed 5 minutes ago',
+        '',
+      ].join('\n'),
+    );
+    expect(fs.readdirSync(work).sort()).toEqual(['.proj.2.base', '.proj.4.base', 'proj', 'proj.2', 'proj.4']);
+    expect(fs.readFileSync(path.join(onlyHere, 'src/only-here.c'), 'utf8')).toBe('work not brought back\n');
+    expect(snapshot(dir)).toEqual(home);
+    expect(unchanged).toBe(path.join(work, 'proj.1'));
+  });
+
+  it('says with --dry-run what it would remove, and removes nothing', () => {
+    const dir = path.join(work, 'proj');
+    makeRepo(dir);
+    const fork = forkOf(dir);
+    execFileSync('find', [fork, baseOf(fork), '-exec', 'touch', '-h', '-d', '3 hours ago', '{}', '+']);
+    const r = arb(['fork', '--prune', '--dry-run', dir], { cwd: work });
+    expect(r).toMatchObject({ status: 0, stderr: '', stdout: 'would remove proj.1\nwould remove .proj.1.base\nkept 0\n' });
+    expect(exists(fork) && exists(baseOf(fork))).toBe(true);
   });
 
   it('keeps forks made in the last hour, and says so', () => {
