@@ -118,7 +118,7 @@ function describeOther(st: fs.Stats): string {
   return 'a special file';
 }
 
-/** Whether git would see no change: same size, permissions and time, or same type and target. */
+/** Same size, mode (type and permissions) and modification time: unchanged, unread, for a fork. */
 function statSame(a: fs.Stats, b: fs.Stats): boolean {
   return a.size === b.size && a.mode === b.mode && a.mtimeMs === b.mtimeMs;
 }
