@@ -211,16 +211,41 @@ export const policyStep: ConfineStep = (plan) => {
     nodeFs,
   );
   plan.warnings.push(...plan.policy.warnings);
-  // A program in the home directory that is not granted would fail at execve with EACCES; say
-  // why now, before it runs.
+  // A program (or a script's interpreter) in the home directory that is not granted would fail
+  // at execve with EACCES; say why now, before it runs.
   const real = nodeFs.realpath(plan.file) ?? plan.file;
-  if (!canRead(real, plan.policy)) {
-    throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: it is in the home directory, which the command cannot read`, {
-      exitCode: 126,
-      hint: `give its directory with -r ${path.dirname(real)}`,
-    });
+  const interpreter = interpreterOf(real);
+  const realInterpreter = interpreter && (nodeFs.realpath(interpreter) ?? interpreter);
+  for (const [what, p] of [
+    ['it is', real],
+    [`its interpreter ${interpreter} is`, realInterpreter],
+  ] as const) {
+    if (p && !canRead(p, plan.policy)) {
+      throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: ${what} in the home directory, which the command cannot read`, {
+        exitCode: 126,
+        hint: `give its directory with -r ${path.dirname(p)}`,
+      });
+    }
   }
 };
+
+/** The interpreter a script names on its #! line (absolute), if it has one. */
+export function interpreterOf(file: string): string | undefined {
+  let head: Buffer;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      head = Buffer.alloc(256);
+      head = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const m = /^#!\s*(\/\S+)/.exec(head.toString('latin1').split('\n')[0]);
+  return m?.[1];
+}
 
 /** The Landlock ruleset from the grants. */
 export const rulesetStep: ConfineStep = (plan) => {
@@ -408,14 +433,17 @@ export function landlockSpec(plan: ConfinePlan): LandlockSpec {
 function failureError(plan: ConfinePlan, err: unknown): ArbError {
   const e = err as native.ConfineFailure;
   if (e.syscall === 'execve') {
+    const prefix = `cannot run '${plan.file}': `;
     const base = systemError('run', plan.file, err);
+    const what = base.message.startsWith(prefix) ? base.message.slice(prefix.length) : base.message;
+    const interpreter = interpreterOf(plan.file);
     const hint =
       e.code === 'EACCES'
-        ? 'Landlock kept the command from reading it or its interpreter: give the directory with -r'
-        : e.code === 'ENOENT'
-          ? 'its interpreter (the #! line) is missing'
+        ? `Landlock kept the command from reading it${interpreter ? ` or its interpreter ${interpreter}` : ''}: give the directory with -r`
+        : e.code === 'ENOENT' && interpreter
+          ? `its interpreter ${interpreter} is missing, or hidden from the command`
           : base.hint;
-    return new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: ${base.message} confined`, { exitCode: 126, hint, cause: err });
+    return new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: ${what}`, { exitCode: 126, hint, cause: err });
   }
   const step = e.syscall ?? 'confine';
   const target = e.path ?? plan.dir;

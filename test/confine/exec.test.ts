@@ -114,6 +114,34 @@ describe('arb confine: the command line', () => {
     }
   });
 
+  test.each([
+    ['Landlock alone', LANDLOCK_ONLY],
+    ['with the hardening layers', {}],
+  ])('a script whose interpreter is missing: 126, naming the interpreter (%s)', (_label, modeEnv) => {
+    userFile(path.join(project, 'bad-interp.sh'), '#!/nonexistent/interp\necho hi\n', 0o755);
+    const r = confine(['-d', project, './bad-interp.sh'], { env: modeEnv });
+    expect(r.status).toBe(126);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/cannot run '.*bad-interp\.sh' confined: no such file or directory \(ENOENT\): its interpreter \/nonexistent\/interp is missing/);
+  });
+
+  test('a script whose interpreter is in the home directory: 126 before it runs, with what to do', () => {
+    const dir = path.join(home, 'interp-bin');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync('/bin/sh', path.join(dir, 'mysh'));
+    fs.chmodSync(path.join(dir, 'mysh'), 0o755);
+    fs.chownSync(dir, user!.uid, user!.gid);
+    userFile(path.join(project, 'home-interp.sh'), `#!${dir}/mysh\necho interpreted\n`, 0o755);
+    try {
+      const r = confine(['-d', project, './home-interp.sh']);
+      expect(r.status).toBe(126);
+      expect(r.stderr).toMatch(new RegExp(`its interpreter ${dir}/mysh is in the home directory.*-r ${dir}`));
+      expect(confine(['-d', project, '-r', dir, './home-interp.sh']).stdout).toBe('interpreted\n');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('-v says which Landlock ABI is enforced and lists the grants', () => {
     const r = confine(['-v', '-d', project, 'true'], { env: LANDLOCK_ONLY });
     expect(r.status).toBe(0);
