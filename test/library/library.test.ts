@@ -64,6 +64,17 @@ async function api(dir: string): Promise<Record<string, unknown>> {
   out.list = list.map((e) => ({ name: e.name, status: e.status, count: e.count }));
   const pruned: PruneResult = await prune(dir, { dryRun: true });
   out.pruned = { removed: pruned.removed, kept: pruned.kept.map((k) => k.entry.name + ':' + k.reason) };
+  // Left alone for two hours, the unchanged fork and its base go; the changed one stays.
+  const old = new Date(Date.now() - 2 * 3600 * 1000);
+  const age = (p: string): void => {
+    for (const e of fs.readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) age(path.join(p, e.name)); else fs.utimesSync(path.join(p, e.name), old, old);
+    fs.utimesSync(p, old, old);
+  };
+  age(second.fork);
+  age(second.base);
+  const removed: string[] = [];
+  const really = await prune(dir, { onRemove: (p) => removed.push(p) });
+  out.prunedForReal = { removed: really.removed, reported: removed, kept: really.kept.map((k) => k.entry.name + ':' + k.reason) };
   // One rule for names, everywhere: refused with ARB_BAD_NAME, nothing made.
   const names: Record<string, string> = {};
   for (const name of ['', '.', '..', '.hidden', 'a/b', '../up', 'nul\\u0000x', 'tab\\tx', 'bell\\u0007', 'del\\u007f', 'x'.repeat(MAX_NAME_BYTES + 1), 'é'.repeat(101)]) {
@@ -172,6 +183,12 @@ describe('the arborinth package', () => {
       // Both were changed just now: pruning keeps them.
       expect(out.pruned.removed).toEqual([]);
       expect(out.pruned.kept.sort()).toEqual(['1:recent', 'lib:only-here']);
+      // Once the unchanged one has been left alone for an hour, it goes with its base.
+      expect(out.prunedForReal).toEqual({
+        removed: [`${dir}.1`, path.join(parent, '.proj.1.base')],
+        reported: [`${dir}.1`, path.join(parent, '.proj.1.base')],
+        kept: ['lib:only-here'],
+      });
       for (const [name, code] of Object.entries(out.names)) {
         if (name === 'longest') expect(code).toBe('resolved');
         else expect({ name, code }).toEqual({ name, code: 'ARB_BAD_NAME' });
@@ -185,7 +202,7 @@ describe('the arborinth package', () => {
         badPreset: 'ARB_USAGE',
       });
       // Refused names made nothing: only the forks asked for, and their bases.
-      expect(out.siblings).toEqual(['.proj.1.base', '.proj.lib.base', `.proj.${'y'.repeat(200)}.base`, 'proj', 'proj.1', 'proj.lib', `proj.${'y'.repeat(200)}`].sort());
+      expect(out.siblings).toEqual(['.proj.lib.base', `.proj.${'y'.repeat(200)}.base`, 'proj', 'proj.lib', `proj.${'y'.repeat(200)}`].sort());
     } finally {
       fs.rmSync(parent, { recursive: true, force: true });
     }
