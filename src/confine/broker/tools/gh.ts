@@ -183,7 +183,15 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
 function everyTimeReason(argv: string[], parsed: ParsedGh, context: JudgeContext): string | undefined {
   const rest = argv.slice(parsed.rest);
   if (rest.includes('--')) return 'it passes arguments on to git';
-  const repos = [...parsed.repos, ...(context.env.GH_REPO !== undefined ? [context.env.GH_REPO] : [])];
+  // -R may come after the subcommand too.
+  const later: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if ((a === '-R' || a === '--repo') && i + 1 < rest.length) later.push(rest[++i]);
+    else if (a.startsWith('--repo=')) later.push(a.slice('--repo='.length));
+    else if (a.startsWith('-R')) later.push(a.slice(a.startsWith('-R=') ? 3 : 2));
+  }
+  const repos = [...parsed.repos, ...later, ...(context.env.GH_REPO !== undefined ? [context.env.GH_REPO] : [])];
   for (const repo of repos) {
     if (!REPO.test(repo) && hostOf(repo) === undefined) return `it names an unusual repository ${JSON.stringify(repo)}`;
     const host = hostOf(repo);
@@ -192,7 +200,9 @@ function everyTimeReason(argv: string[], parsed: ParsedGh, context: JudgeContext
   for (const arg of rest) {
     if (arg === '--hostname' || arg.startsWith('--hostname=')) return 'it names a host';
     for (const candidate of pathCandidates(arg)) {
-      const host = /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate) ? hostOf(candidate) : undefined;
+      // A URL, or HOST/OWNER/REPO (a host has a dot), as gh takes for a repository anywhere.
+      const repoHost = REPO.exec(candidate)?.[1];
+      const host = /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate) ? hostOf(candidate) : repoHost?.includes('.') ? repoHost.toLowerCase() : undefined;
       if (host !== undefined && host !== DEFAULT_HOST && host !== `www.${DEFAULT_HOST}`) return `it names the host ${host}`;
     }
     const outside = outsidePath(arg, context);

@@ -85,6 +85,11 @@ describe('judgeGh', () => {
     expect(judge(['-R', 'evil.example/o/r', 'pr', 'view'])).toMatchObject({ remember: null, reason: expect.stringContaining('evil.example') });
     expect(judge(['pr', 'view', 'https://evil.example/o/r/pull/1'])).toMatchObject({ remember: null });
     expect(judge(['pr', 'view'], { GH_REPO: 'evil.example/o/r' })).toMatchObject({ remember: null });
+    expect(judge(['pr', 'view', '-R', 'evil.example/o/r'])).toMatchObject({ remember: null });
+    expect(judge(['pr', 'view', '--repo=evil.example/o/r'])).toMatchObject({ remember: null });
+    expect(judge(['pr', 'view', '-R', 'o/r'])).toEqual({ kind: 'ask', remember: 'gh pr view' });
+    expect(judge(['repo', 'view', 'evil.example/o/r'])).toMatchObject({ remember: null });
+    expect(judge(['repo', 'view', 'github.com/o/r'])).toEqual({ kind: 'ask', remember: 'gh repo view' });
     expect(judge(['pr', 'view', 'https://github.com/o/r/pull/1'])).toMatchObject({ remember: 'gh pr view' });
   });
 
