@@ -46,7 +46,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   confine: {
     // CMD and its ARGS are taken off by the module's splitArgs before yargs parses.
-    usage: '[CMD..]',
+    usage: '[CMD] [ARGS..]',
     describe: 'run CMD in a fork where it may write only there and cannot read secrets',
     alias: 'confine',
     load: () => require('./commands/confine') as CommandModule,

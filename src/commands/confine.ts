@@ -13,7 +13,8 @@ export function builder(y: Argv): Argv {
       // --no-ignore is an option of its own, not the negation of an --ignore.
       'boolean-negation': false,
     })
-    .positional('CMD', { type: 'string', describe: "the command to run (looked up on PATH) and its arguments; options after CMD are the command's" })
+    .positional('CMD', { type: 'string', describe: 'the command to run, looked up on PATH (put -- before one that starts with -)' })
+    .positional('ARGS', { type: 'string', describe: "its arguments: everything after CMD is the command's, options included" })
     .option('dir', {
       alias: 'd',
       type: 'string',
