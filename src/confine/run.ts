@@ -196,7 +196,8 @@ export const forkStep: ConfineStep = async (plan) => {
 /** What the command may read and write. */
 export const policyStep: ConfineStep = (plan) => {
   const { options } = plan;
-  const abs = (p: string) => path.resolve(options.cwd, p);
+  // A ~ that reached us unexpanded (quoted, or after -w=) means the home directory, as in a shell.
+  const abs = (p: string) => path.resolve(options.cwd, p === '~' ? plan.home : p.startsWith('~/') ? path.join(plan.home, p.slice(2)) : p);
   plan.policy = buildPolicy(
     {
       homes: plan.homes,

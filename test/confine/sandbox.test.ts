@@ -220,6 +220,9 @@ describe.each(MODES)('arb confine: writing (%s)', (_label, m) => {
     try {
       const run = probeIn(['-d', project, '-w', '.claude'], [`create:${dir}/session`, `read:${home}/.netrc`], { cwd: home });
       expectAnswers(run, { [`create:${dir}/session`]: 'OK', [`read:${home}/.netrc`]: 'EACCES' });
+      // An unexpanded ~ (quoted, or in --write=~/…) means the home directory, as in a shell.
+      const tilde = probeIn(['-d', project, '--write=~/.claude'], [`create:${dir}/session2`]);
+      expectAnswers(tilde, { [`create:${dir}/session2`]: 'OK' });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
