@@ -120,6 +120,7 @@ export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
   const cancel = new Int32Array(new SharedArrayBuffer(4));
   const onAbort = () => Atomics.store(cancel, 0, 1);
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
   const display = options.progress ? startProgress(paths.fork) : undefined;
   let stats: CloneResult;
   try {
@@ -133,8 +134,11 @@ export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
     });
   } catch (err) {
     display?.stop();
-    removeTree(paths.fork);
-    removeTree(paths.base);
+    const left = [paths.fork, paths.base].filter((p) => !tryRemove(p));
+    if (left.length > 0) {
+      // Rare (the half-made tree could not be removed): say what is left rather than hide it.
+      warn(`warning: could not remove ${left.map((p) => `'${p}'`).join(' and ')}: remove ${left.length > 1 ? 'them' : 'it'} by hand (rm -rf)`);
+    }
     if (errnoName(err) === 'ECANCELED') {
       throw new ArbError('ARB_CLONE', `fork of '${source}' stopped: removed '${paths.fork}' and its base`, { cause: err, exitCode: 130 });
     }
@@ -171,6 +175,15 @@ const DOING: Record<string, string> = {
   utimensat: 'setting the times of',
   pthread_create: 'starting threads for',
 };
+
+function tryRemove(p: string): boolean {
+  try {
+    removeTree(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The clone failed part way (both already removed): what, where, and what to do. */
 function cloneError(source: string, paths: ForkPaths, err: unknown): ArbError {
