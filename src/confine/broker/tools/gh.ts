@@ -52,6 +52,23 @@ const FORWARDED = [
   'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TZ',
 ];
 
+/**
+ * Subcommands that read or write files by name: the files they are given (gist create, release
+ * upload), or ones named by the server written where the command points (release download, repo
+ * clone). gh does so with your rights and follows links, so a command could, with a link made at
+ * the right moment, have it read or write a file of yours: never allowed always.
+ */
+const FILE_SUBCOMMANDS = new Set([
+  'gh attestation download', 'gh attestation verify', 'gh at download', 'gh at verify',
+  'gh codespace cp', 'gh cs cp', 'gh codespace ssh', 'gh cs ssh',
+  'gh gist clone', 'gh gist create', 'gh gist edit',
+  'gh release create', 'gh release download', 'gh release upload',
+  'gh repo clone', 'gh repo fork', 'gh run download',
+]);
+
+/** Flags that name a file gh reads or writes (-F is --body-file, or a field that can be @FILE). */
+const FILE_FLAGS = ['--body-file', '-F', '--field', '--notes-file', '--input', '--recover', '--output', '-O', '--dir', '-D'];
+
 /** OWNER/REPO, or HOST/OWNER/REPO, as -R and GH_REPO take them. */
 const REPO = /^(?:([A-Za-z0-9.-]+)\/)?[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const DEFAULT_HOST = 'github.com';
@@ -183,6 +200,12 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
 function everyTimeReason(argv: string[], parsed: ParsedGh, context: JudgeContext): string | undefined {
   const rest = argv.slice(parsed.rest);
   if (rest.includes('--')) return 'it passes arguments on to git';
+  const key = parsed.subcommand !== undefined ? `gh ${parsed.command} ${parsed.subcommand}` : `gh ${parsed.command}`;
+  if (FILE_SUBCOMMANDS.has(key)) return `${key} reads or writes files by name, with your rights`;
+  for (const arg of rest) {
+    const flag = FILE_FLAGS.find((f) => arg === f || arg.startsWith(`${f}=`) || (!f.startsWith('--') && arg.startsWith(f) && arg.length > 2));
+    if (flag !== undefined) return `${flag} names a file gh reads or writes with your rights`;
+  }
   // -R may come after the subcommand too.
   const later: string[] = [];
   for (let i = 0; i < rest.length; i++) {
@@ -200,9 +223,10 @@ function everyTimeReason(argv: string[], parsed: ParsedGh, context: JudgeContext
   for (const arg of rest) {
     if (arg === '--hostname' || arg.startsWith('--hostname=')) return 'it names a host';
     for (const candidate of pathCandidates(arg)) {
-      // A URL, or HOST/OWNER/REPO (a host has a dot), as gh takes for a repository anywhere.
+      // A URL, or HOST/OWNER/REPO (a host has dots between names), as gh takes for a repository.
       const repoHost = REPO.exec(candidate)?.[1];
-      const host = /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate) ? hostOf(candidate) : repoHost?.includes('.') ? repoHost.toLowerCase() : undefined;
+      const isHost = repoHost !== undefined && /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(repoHost);
+      const host = /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate) ? hostOf(candidate) : isHost ? repoHost.toLowerCase() : undefined;
       if (host !== undefined && host !== DEFAULT_HOST && host !== `www.${DEFAULT_HOST}`) return `it names the host ${host}`;
     }
     const outside = outsidePath(arg, context);

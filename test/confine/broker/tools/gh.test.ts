@@ -65,7 +65,7 @@ describe('judgeGh', () => {
   });
 
   it('keeps "always" per subcommand, whatever the flags', () => {
-    expect(judge(['pr', 'create', '--title', 'x', '--body-file', 'body.md'])).toEqual({ kind: 'ask', remember: 'gh pr create' });
+    expect(judge(['pr', 'create', '--title', 'x', '--body', 'y'])).toEqual({ kind: 'ask', remember: 'gh pr create' });
     expect(judge(['-R', 'owner/repo', 'pr', 'create'])).toEqual({ kind: 'ask', remember: 'gh pr create' });
     expect(judge(['-R', 'github.com/owner/repo', 'pr', 'view'])).toEqual({ kind: 'ask', remember: 'gh pr view' });
     expect(judge(['status'])).toEqual({ kind: 'ask', remember: 'gh status' });
@@ -93,14 +93,26 @@ describe('judgeGh', () => {
     expect(judge(['pr', 'view', 'https://github.com/o/r/pull/1'])).toMatchObject({ remember: 'gh pr view' });
   });
 
+  it('asks every time about subcommands and flags that read or write files by name', () => {
+    expect(judge(['release', 'download', 'v1'])).toMatchObject({ remember: null, reason: expect.stringContaining('reads or writes files') });
+    expect(judge(['gist', 'create', 'body.md'])).toMatchObject({ remember: null });
+    expect(judge(['repo', 'clone', 'o/r'])).toMatchObject({ remember: null });
+    expect(judge(['pr', 'create', '--body-file', 'body.md'])).toMatchObject({ remember: null, reason: expect.stringContaining('--body-file') });
+    expect(judge(['pr', 'create', '--body-file=new.md'])).toMatchObject({ remember: null });
+    expect(judge(['pr', 'create', '-Fnew.md'])).toMatchObject({ remember: null });
+    expect(judge(['workflow', 'run', 'ci', '-F', 'x=@file'])).toMatchObject({ remember: null });
+    expect(judge(['pr', 'create', '--fill'])).toEqual({ kind: 'ask', remember: 'gh pr create' });
+  });
+
   it('asks every time when an argument names a file outside the directory', () => {
-    expect(judge(['gist', 'create', outside])).toMatchObject({ remember: null, reason: expect.stringContaining('outside') });
-    expect(judge(['gist', 'create', '../../secret.txt'])).toMatchObject({ remember: null });
-    expect(judge(['pr', 'create', `--body-file=${outside}`])).toMatchObject({ remember: null });
-    expect(judge(['pr', 'create', `-F${outside}`])).toMatchObject({ remember: null });
-    expect(judge(['gist', 'create', '../link.md'])).toMatchObject({ remember: null });
-    expect(judge(['release', 'download', '-O', '../updir/new-file'])).toMatchObject({ remember: null });
-    expect(judge(['gist', 'create', '../body.md'])).toEqual({ kind: 'ask', remember: 'gh gist create' });
+    expect(judge(['pr', 'comment', '1', '--body', outside])).toMatchObject({ remember: null, reason: expect.stringContaining('outside') });
+    const outsideReason = { remember: null, reason: expect.stringContaining('outside') };
+    expect(judge(['pr', 'comment', '1', '--body', '../../secret.txt'])).toMatchObject(outsideReason);
+    expect(judge(['pr', 'comment', '1', `--body=${outside}`])).toMatchObject(outsideReason);
+    expect(judge(['pr', 'comment', '1', `-b${outside}`])).toMatchObject(outsideReason);
+    expect(judge(['pr', 'comment', '1', '--body', '../link.md'])).toMatchObject(outsideReason);
+    expect(judge(['pr', 'comment', '1', '--body', '../updir/new-file'])).toMatchObject(outsideReason);
+    expect(judge(['pr', 'comment', '1', '--body', '../body.md'])).toEqual({ kind: 'ask', remember: 'gh pr comment' });
   });
 });
 
