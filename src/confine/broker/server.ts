@@ -384,7 +384,7 @@ class BrokerServer implements Broker {
     // What gh runs (git, ssh, an editor) is found on PATH: never in a directory the command can
     // write, nor a relative one (which means gh's working directory, inside it).
     if (childEnv.PATH !== undefined) childEnv.PATH = trustedPath(childEnv.PATH, writable);
-    Object.assign(childEnv, env, git?.env ?? {});
+    Object.assign(childEnv, env, git?.env ?? {}, tool.fixedEnv);
     let child: ChildProcess;
     try {
       child = spawn(program, request.argv, { cwd, env: childEnv, stdio: [conn.fds[0], conn.fds[1], conn.fds[2]] });

@@ -210,10 +210,14 @@ describe('the broker', () => {
     expect(asked).toEqual([]);
   });
 
-  it('does not pass the command its own GH_TOKEN', async () => {
-    fs.writeFileSync(path.join(fake.bin, 'gh'), '#!/bin/sh\necho "token=${GH_TOKEN:-none} term=$TERM"\n', { mode: 0o755 });
+  it("does not pass the command its own GH_TOKEN, and gives gh no pager or editor on the command's terminal", async () => {
+    fs.writeFileSync(
+      path.join(fake.bin, 'gh'),
+      '#!/bin/sh\necho "token=${GH_TOKEN:-none} term=$TERM pager=$GH_PAGER/$PAGER/$GIT_PAGER editor=$GH_EDITOR/$EDITOR/$VISUAL/$GIT_EDITOR prompt=$GIT_TERMINAL_PROMPT"\n',
+      { mode: 0o755 },
+    );
     answers = ['once'];
-    expect((await gh(['pr', 'list'])).stdout).toBe('token=none term=dumb\n');
+    expect((await gh(['pr', 'list'])).stdout).toBe('token=none term=dumb pager=cat/cat/cat editor=false/false/false/false prompt=0\n');
   });
 
   it('serves many requests in turn', async () => {

@@ -268,9 +268,23 @@ export function forwardGhEnv(env: NodeJS.ProcessEnv | Record<string, string>): R
   return out;
 }
 
+/**
+ * gh prints through no pager and opens no editor: either would run outside the sandbox on the
+ * command's terminal, which the command may be typing into. (gh asks for a body with an editor
+ * only when none is given: the command passes --body.) git, under gh, likewise (tools/git.ts).
+ */
+export const GH_FIXED_ENV: Record<string, string> = {
+  GH_PAGER: 'cat',
+  PAGER: 'cat',
+  GH_EDITOR: 'false',
+  EDITOR: 'false',
+  VISUAL: 'false',
+};
+
 export const gh: Tool = {
   name: 'gh',
   judge: judgeGh,
   forwardEnv: forwardGhEnv,
+  fixedEnv: GH_FIXED_ENV,
   runsGit: true,
 };

@@ -291,7 +291,7 @@ function treeSignature(dir: string, skip: string): string {
 
 /**
  * The variables that make every git the tool runs use our settings over any configuration file:
- * hooks and the file system monitor off. GIT_CONFIG_COUNT is passed on to git's children, those in
+ * hooks and the file system monitor off; and no pager, editor or prompt. GIT_CONFIG_COUNT is passed on to git's children, those in
  * submodules included. Settings the user's own environment had come first; ours win.
  */
 export function pinnedGitEnv(env: Record<string, string | undefined>): Record<string, string> {
@@ -307,6 +307,9 @@ export function pinnedGitEnv(env: Record<string, string | undefined>): Record<st
     out[`GIT_CONFIG_VALUE_${n + i}`] = v;
   });
   out.GIT_CONFIG_COUNT = String(n + pins.length);
+  // No pager or editor on the command's terminal (they run commands typed into them), and no
+  // prompt there for a user name or password.
+  Object.assign(out, { GIT_PAGER: 'cat', GIT_EDITOR: 'false', GIT_SEQUENCE_EDITOR: 'false', GIT_TERMINAL_PROMPT: '0' });
   return out;
 }
 

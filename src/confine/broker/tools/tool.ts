@@ -30,6 +30,12 @@ export interface Tool {
    * this) and again by the broker (the shim is the command's to change).
    */
   forwardEnv(env: NodeJS.ProcessEnv | Record<string, string>): Record<string, string>;
+  /**
+   * Variables set for the tool whatever the user's environment says: programs it would start on
+   * the command's terminal (a pager, an editor), which would run outside the sandbox and take
+   * their commands from that terminal (less's `!`, vi's `:!`).
+   */
+  fixedEnv: Record<string, string>;
   /** The tool runs git in the command's repository: run it with tools/git.ts's protection. */
   runsGit: boolean;
 }
