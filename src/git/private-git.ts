@@ -198,21 +198,32 @@ export class PrivateRepo {
   }
 }
 
-// Private repositories still present at exit (Ctrl-C, an uncaught error) are removed then.
+// Private repositories still present at exit (Ctrl-C, an uncaught error) are removed then. The
+// signal hooks are there only while a repository is: confine, which runs git to fork and then
+// waits for its command, handles those signals itself afterwards (it passes them on), and a hook
+// left behind would re-raise one and kill it.
 const live = new Set<PrivateRepo>();
 let hooked = false;
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+function onExit(): void {
+  for (const repo of live) repo.dispose();
+}
+function onSignal(sig: NodeJS.Signals): void {
+  for (const repo of live) repo.dispose();
+  unhookExit();
+  process.kill(process.pid, sig);
+}
 function hookExit(): void {
   if (hooked) return;
   hooked = true;
-  process.on('exit', () => {
-    for (const repo of live) repo.dispose();
-  });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(sig, () => {
-      for (const repo of live) repo.dispose();
-      process.kill(process.pid, sig);
-    });
-  }
+  process.on('exit', onExit);
+  for (const sig of EXIT_SIGNALS) process.on(sig, onSignal);
+}
+function unhookExit(): void {
+  if (!hooked) return;
+  hooked = false;
+  process.removeListener('exit', onExit);
+  for (const sig of EXIT_SIGNALS) process.removeListener(sig, onSignal);
 }
 
 /** Runs fn with a fresh private repository, removed afterwards whatever happens. */
@@ -225,5 +236,6 @@ export async function withPrivateRepo<T>(fn: (repo: PrivateRepo) => Promise<T>):
   } finally {
     live.delete(repo);
     repo.dispose();
+    if (live.size === 0) unhookExit();
   }
 }
