@@ -144,7 +144,7 @@ export function jailSteps(options: ConfineOptions, steps: readonly NamedStep[], 
   const choice = jailChoice(options.flags, platform);
   const out: NamedStep[] = [];
   const drop = new Set<string>(
-    choice.jail === 'bwrap' ? ['landlock-abi', 'ruleset'] : choice.jail === 'none' ? ['landlock-abi', 'policy', 'ruleset'] : [],
+    choice.jail === 'bwrap' || choice.jail === 'seatbelt' ? ['landlock-abi', 'ruleset'] : choice.jail === 'none' ? ['landlock-abi', 'policy', 'ruleset'] : [],
   );
   if (choice.jail === 'bwrap') {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -155,6 +155,12 @@ export function jailSteps(options: ConfineOptions, steps: readonly NamedStep[], 
     if (drop.has(step.name)) continue;
     if (step.name === 'policy') out.push({ name: 'preset-paths', run: presetPathsStep });
     out.push(step);
+    if (step.name === 'policy' && choice.jail === 'seatbelt') {
+      // Before 'hardening', which then sees another jail's runner and adds no Linux layer.
+      // eslint-disable-next-line @typescript-eslint/no-var-requires
+      const seatbelt = require('./seatbelt') as typeof import('./seatbelt');
+      out.push({ name: 'seatbelt', run: seatbelt.seatbeltStep });
+    }
     if (step.name === 'environment') out.push({ name: 'preset', run: presetStep });
     if (step.name === 'hardening' && choice.jail === 'bwrap') {
       // eslint-disable-next-line @typescript-eslint/no-var-requires

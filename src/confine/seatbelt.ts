@@ -346,15 +346,20 @@ function defaultDeps(): SeatbeltDeps {
 /** Signals confine passes on to the command while it waits for it. */
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
 
+/** sandbox-exec's argument list and environment for a run, after the checks that must hold first. */
+export interface SeatbeltCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
 /**
- * Runs the command under sandbox-exec and waits for it: resolves with how it ended. Node cannot
- * execve, so confine cannot become sandbox-exec the way it becomes the command under Landlock
- * (which the addon execs); it stays as the parent, passes on the signals sent to it, and exits
- * as the command did. Throws an ArbError (nothing run) when this process is already inside a
- * Seatbelt sandbox (sandbox-exec cannot apply a second profile), when sandbox-exec is missing,
- * or when it cannot be started.
+ * Checks that the command can be confined here and builds how to start it: throws an ArbError
+ * (nothing run) when this process is already inside a Seatbelt sandbox (sandbox-exec cannot
+ * apply a second profile) or when sandbox-exec is missing.
  */
-export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDeps> = {}): Promise<SeatbeltExit> {
+export function prepareSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDeps> = {}): SeatbeltCommand {
   const d: SeatbeltDeps = { ...defaultDeps(), ...deps };
   if (d.inSandbox()) {
     throw new ArbError('ARB_UNSUPPORTED', 'cannot confine: this process already runs inside a Seatbelt sandbox, and sandbox-exec cannot apply a second one', {
@@ -370,11 +375,22 @@ export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDe
     });
   }
   const argv = seatbeltArgv(resolveSeatbeltPolicy(run, d.view));
-  argv[0] = d.sandboxExec;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(run.env)) if (v !== undefined) env[k] = v;
   env.CLAUDE_CODE_SANDBOXED = '1';
+  return { file: d.sandboxExec, args: argv.slice(1), env, cwd: run.cwd ?? run.directory };
+}
 
+/**
+ * Runs the command under sandbox-exec and waits for it: resolves with how it ended. Node cannot
+ * execve, so confine cannot become sandbox-exec the way it becomes the command under Landlock
+ * (which the addon execs); it stays as the parent, passes on the signals sent to it, and exits
+ * as the command did. Throws as prepareSeatbelt does, or when sandbox-exec cannot be started.
+ */
+export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDeps> = {}): Promise<SeatbeltExit> {
+  const d: SeatbeltDeps = { ...defaultDeps(), ...deps };
+  const { file, args, env, cwd } = prepareSeatbelt(run, d);
+  const argv = [file, ...args];
   return new Promise<SeatbeltExit>((resolve, reject) => {
     let child: ChildProcess;
     const handlers = new Map<NodeJS.Signals, () => void>();
@@ -395,7 +411,7 @@ export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDe
       process.on(sig, h);
     }
     try {
-      child = d.spawn(argv[0], argv.slice(1), { cwd: run.cwd ?? run.directory, env, stdio: 'inherit' });
+      child = d.spawn(argv[0], argv.slice(1), { cwd, env, stdio: 'inherit' });
     } catch (err) {
       cleanup();
       reject(systemError('run', d.sandboxExec, err));
@@ -415,3 +431,23 @@ export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDe
     });
   });
 }
+
+/**
+ * confine's step for the Seatbelt jail (src/confine/jail.ts puts it after 'policy'): the same
+ * grants Landlock would get become the profile, and the plan runs under sandbox-exec, waiting
+ * for it (with the broker's hooks and --rm, as every waiting jail does).
+ */
+export const seatbeltStep = (plan: import('./run').ConfinePlan): void => {
+  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the seatbelt step needs the policy step first');
+  const run: SeatbeltRun = {
+    ...seatbeltPolicyFromGrants({ homes: plan.homes, directory: plan.dir, grants: plan.policy.grants, command: [plan.file, ...plan.argv.slice(1)] }),
+    env: plan.env,
+  };
+  plan.waitReasons.push('sandbox-exec');
+  plan.runner = (p) => {
+    const cmd = prepareSeatbelt(run);
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { runAndWait } = require('./jail') as typeof import('./jail');
+    return runAndWait(p, () => nodeSpawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: 'inherit' }));
+  };
+};

@@ -54,6 +54,14 @@ describe('jailSteps', () => {
     expect(n).toContain('no-jail');
   });
 
+  it('seatbelt (macOS): no Landlock; sandbox-exec runs the policy, before the Linux hardening', () => {
+    const n = jailSteps({ flags: {} } as unknown as import('../../src/confine/run').ConfineOptions, STEPS, 'darwin').map((s) => s.name);
+    expect(n).not.toContain('landlock-abi');
+    expect(n).not.toContain('ruleset');
+    expect(n.indexOf('seatbelt')).toBe(n.indexOf('policy') + 1);
+    expect(n.indexOf('hardening')).toBeGreaterThan(n.indexOf('seatbelt'));
+  });
+
   it('refuses bad choices before any step runs', () => {
     expect(() => names({ jail: 'bwrap', mount: 'ro' })).toThrow(/too few parts/);
     expect(() => names({ preset: 'nope' })).toThrow(/unknown preset 'nope'/);
