@@ -64,8 +64,8 @@ export function builder(y: Argv): Argv {
       requiresArg: true,
       describe: "claude, codex or opencode: the agent's command, the paths it needs and its API key (applied by CMD's name when not given; none: no preset)",
     })
-    .example('$0 -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
-    .example('$0 -d . --  make test', 'run make in the working directory itself')
+    .example('arb confine -w ~/.claude claude', 'run Claude Code in a fork of the working directory')
+    .example('arb confine -d . -- make test', 'run make in the working directory itself')
     .epilogue('See man confine for what the command may and may not do.');
 }
 
