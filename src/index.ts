@@ -38,20 +38,8 @@ async function wrap<T>(f: () => Promise<T>): Promise<T> {
 
 // --- fork -------------------------------------------------------------------------------------
 
-export interface ForkOptions {
-  /** The directory to fork; the working directory by default. */
-  dir?: string;
-  /** Where the fork goes (must not exist); its base is `.NAME.base` beside it. */
-  dest?: string;
-  /** The fork is `DIR.NAME` rather than `DIR.N`; checked by validateForkName (ARB_BAD_NAME). */
-  name?: string;
-  /** Fork what .gitignore files ignore too. */
-  noIgnore?: boolean;
-  /** Where warnings and notes go (git could not say what is ignored; sockets left out). Default: stderr. */
-  warn?: (message: string) => void;
-  /** Stops the fork part way: what was made is removed, and fork() rejects (ARB_CLONE). */
-  signal?: AbortSignal;
-}
+/** fork()'s options: those of `arb fork` (src/fork/fork.ts), less the terminal's progress line. */
+export type ForkOptions = Omit<import('./fork/fork').ForkOptions, 'progress'>;
 
 /**
  * Forks a directory copy-on-write: `DIR.N` beside it (or `DIR.NAME`, or `dest`) with its base

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { inSandbox as nativeInSandbox } from '../native';
-import type { Grant } from './policy';
+import { FsView, Grant, nodeFs } from './policy';
 
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
@@ -234,30 +234,10 @@ export function seatbeltPolicyFromGrants(input: {
 
 // --- resolving paths -----------------------------------------------------------------------------
 
-/** The look at the file system resolving needs (src/confine/policy.ts's nodeFs fits). */
-export interface PathView {
-  /** The path with every link resolved, or undefined if it does not exist. */
-  realpath(p: string): string | undefined;
-  /** Whether the path (links followed) is a directory. */
-  isDirectory(p: string): boolean;
-}
+/** The look at the file system resolving needs: policy.ts's, less listing directories. */
+export type PathView = Pick<FsView, 'realpath' | 'isDirectory'>;
 
-export const nodePathView: PathView = {
-  realpath(p) {
-    try {
-      return fs.realpathSync.native(p);
-    } catch {
-      return undefined;
-    }
-  },
-  isDirectory(p) {
-    try {
-      return fs.statSync(p).isDirectory();
-    } catch {
-      return false;
-    }
-  },
-};
+export const nodePathView: PathView = nodeFs;
 
 /**
  * A path as Seatbelt will see it: links resolved (/tmp/x -> /private/tmp/x). A path that does not
