@@ -3,10 +3,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { REPO_ROOT, testEnv } from '../helpers/env';
+import { REPO_ROOT, probe, testEnv } from '../helpers/env';
 import { RunOptions, RunResult, arbAsUser } from '../helpers/run';
 
-export const PROBE = path.join(REPO_ROOT, 'test', 'confine', 'probe.py');
+export const PROBE = probe('probe.py');
 
 let counter = 0;
 let area: string | undefined;

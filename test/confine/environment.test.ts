@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { checkKeepName, describeEnvironment, filterEnvironment, secretReason } from '../../src/confine/environment';
-import { REPO_ROOT, itIf, testEnv } from '../helpers/env';
+import { REPO_ROOT, itIf, probe, testEnv } from '../helpers/env';
 import { arbAsUser } from '../helpers/run';
 
 describe('secretReason', () => {
@@ -94,7 +94,7 @@ describe('checkKeepName', () => {
 const tenv = testEnv();
 const haveUser = Boolean(tenv.user && tenv.userWork);
 const test = itIf(haveUser, tenv.userMissing ?? 'no test user');
-const PROBE = path.join(REPO_ROOT, 'test', 'confine', 'hardening-probe.py');
+const PROBE = probe('hardening-probe.py');
 
 describe('arb confine: the environment', () => {
   let dir: string;

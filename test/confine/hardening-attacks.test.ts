@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 
 import { landlockAbi } from '../../src/native';
-import { CLI, REPO_ROOT, itIf, testEnv } from '../helpers/env';
+import { CLI, REPO_ROOT, itIf, probe as probeScript, testEnv } from '../helpers/env';
 import { RunResult, arbAsUser, asUser } from '../helpers/run';
 
 const env = testEnv();
@@ -22,7 +22,7 @@ const anyMode = itIf(haveUser, env.userMissing ?? 'no test user');
 const nsWorks = haveUser && asUser('unshare', ['-Urmpf', '--mount-proc', 'true']).status === 0;
 const nsOnly = itIf(haveUser && nsWorks, haveUser ? 'unprivileged user namespaces do not work here (unshare -Urmpf fails as the test user)' : env.userMissing);
 let test = anyMode;
-const PROBE = path.join(REPO_ROOT, 'test', 'confine', 'hardening-probe.py');
+const PROBE = probeScript('hardening-probe.py');
 const ABI = landlockAbi();
 const TOKEN = `FAKE-CMDLINE-TOKEN-${process.pid}`;
 

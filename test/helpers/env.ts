@@ -17,6 +17,8 @@ export interface TestEnv {
   userMissing?: string;
   /** A directory the user owns outside its home, for its projects (not under /tmp). */
   userWork?: string;
+  /** Where the probe scripts confined commands run are copied (see probe()). */
+  probes?: string;
 }
 
 export const STATE_FILE = path.join(os.tmpdir(), `arb-test-env-${process.ppid}-state.json`);
@@ -47,3 +49,13 @@ export function itIf(available: boolean, reason: string | undefined): jest.It {
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
+
+/**
+ * A probe script (test/confine/NAME) as a confined command can reach it. The checkout may be
+ * anywhere, /tmp included, and /tmp and the home directory are private or hidden inside
+ * confine's namespaces; so global-setup copies the probes to a directory outside them.
+ */
+export function probe(name: string): string {
+  const dir = testEnv().probes;
+  return dir ? path.join(dir, name) : path.join(REPO_ROOT, 'test', 'confine', name);
+}

@@ -101,10 +101,29 @@ function makeUser(env: TestEnv): void {
   }
 }
 
+/**
+ * Copies the probe scripts that run confined to a directory everyone can read, outside /tmp and
+ * any home directory (both hidden inside confine's namespaces), wherever the checkout is.
+ */
+function copyProbes(env: TestEnv): void {
+  const dir = process.getuid?.() === 0 ? `/var/lib/${TEST_USER}-probes` : fs.mkdtempSync(path.join(os.tmpdir(), 'arb-probes-'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { mode: 0o755 });
+  const from = path.join(REPO_ROOT, 'test', 'confine');
+  for (const name of fs.readdirSync(from)) {
+    if (!name.endsWith('.py')) continue;
+    fs.copyFileSync(path.join(from, name), path.join(dir, name));
+    fs.chmodSync(path.join(dir, name), 0o755);
+  }
+  fs.chmodSync(dir, 0o755);
+  env.probes = dir;
+}
+
 export default async function globalSetup(): Promise<void> {
   const env: TestEnv = {};
   makeXfs(env);
   makeUser(env);
+  copyProbes(env);
   const file = STATE_FILE;
   fs.writeFileSync(file, JSON.stringify(env, null, 2));
   process.env.ARB_TEST_STATE = file;

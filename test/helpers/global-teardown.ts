@@ -14,5 +14,6 @@ export default async function globalTeardown(): Promise<void> {
     if (env.xfsImage) fs.rmSync(path.dirname(env.xfsImage), { recursive: true, force: true });
   }
   if (env.userWork) fs.rmSync(env.userWork, { recursive: true, force: true });
+  if (env.probes) fs.rmSync(env.probes, { recursive: true, force: true });
   fs.rmSync(file, { force: true });
 }

@@ -6,8 +6,8 @@
 //   - starts the broker (server.ts): a private directory with the socket and the shims
 //   - puts the shims first on the command's PATH, and sets CONFINE_SOCKET
 //   - makes that directory a writable path, so it stays reachable in a private /tmp
-//   - lets the command read arb itself where it is installed in the home directory (the shim is
-//     arb), as the preset step does for an agent's own files
+//   - lets the command read arb itself wherever it is installed (the shim is arb), as the preset
+//     step does for an agent's own files
 //   - makes confine wait for the command (it serves requests meanwhile), and stops the broker
 //     when the command has exited
 import * as path from 'node:path';
@@ -19,11 +19,6 @@ import { TOOLS } from './tools';
 /** arb's own files: the package root (dist/, build/Release/arb.node, node_modules). */
 function arbRoot(): string {
   return path.resolve(__dirname, '..', '..', '..');
-}
-
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** The paths the command may write, once the policy is made. */
@@ -50,7 +45,9 @@ export const brokerStep: ConfineStep = async (plan) => {
   if (!broker) return;
   plan.env = broker.commandEnv(plan.env);
   plan.extraWritable.push({ path: broker.dir, why: `asking confine to run ${broker.tools.join(', ')} outside (CONFINE_SOCKET)`, sockets: true });
-  if (plan.homes.some((h) => isInside(h, arbRoot()))) plan.options.read.push(arbRoot());
+  // The shim is arb: the command must be able to run it wherever arb is installed, in the home
+  // directory or under /tmp (both hidden or private inside confine's namespaces and bwrap).
+  plan.options.read.push(arbRoot());
   plan.waitReasons.push(`asking to run ${broker.tools.join(', ')} outside`);
   plan.notes.push(`${broker.tools.join(', ')} on PATH ask${broker.tools.length === 1 ? 's' : ''} confine, outside, to run the real one (${Object.values(programs).join(', ')}); --headless turns this off`);
   plan.afterExit.push(() => broker.close());
