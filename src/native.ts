@@ -143,6 +143,8 @@ interface Addon {
   unixConnect?(path: string): number;
   sendFds?(fd: number, byte: number, fds: number[]): void;
   recvFds?(fd: number, maxFds: number): ReceivedFds | null;
+  // arb diff's walk (linux/list_dir.cc)
+  listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
 }
 
 let cached: Addon | undefined;
@@ -345,4 +347,46 @@ export function inSandbox(): boolean {
   } catch (err) {
     throw toSystemError(err);
   }
+}
+
+// --- arb diff: listing a directory (src/diff/list.ts) ---------------------------------------
+
+/** A directory's entries with what lstat says of each, index by index; names one char per byte. */
+export interface DirListing {
+  names: string[];
+  mode: Uint32Array;
+  size: Float64Array;
+  mtimeMs: Float64Array;
+  dev: Float64Array;
+  ino: Float64Array;
+}
+
+type NativeDirListing = ({ same: true } & DirListing) | { same: false };
+
+/** Whether the addon lists directories itself (Linux); elsewhere src/diff/list.ts does, in JS. */
+export function hasListDir(): boolean {
+  try {
+    return typeof addon().listDir === 'function';
+  } catch {
+    // arb diff needs nothing else of the addon: without it, the walk lists in JS.
+    return false;
+  }
+}
+
+/**
+ * Lists the directory at `dir` if it is the one with device `dev` and inode `ino` (opened without
+ * following a link), each entry stat'ed relative to it; undefined if it is another (a link now,
+ * or a directory put in its place). Throws a Node-style error (code, syscall, path) otherwise.
+ */
+export function listDir(dir: Buffer, dev: number, ino: number): DirListing | undefined {
+  let r: NativeDirListing;
+  try {
+    r = required('listDir')(dir, dev, ino);
+  } catch (err) {
+    // Copied into an Error of this realm: under jest the addon's errors are of another, and
+    // toSystemError would not see them as errors with an errno.
+    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
+    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+  }
+  return r.same ? r : undefined;
 }

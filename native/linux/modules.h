@@ -7,5 +7,6 @@ void RegisterCloneTree(Napi::Env env, Napi::Object exports);   // linux/clone_tr
 void RegisterLandlock(Napi::Env env, Napi::Object exports);    // linux/landlock_exec.cc
 void RegisterProcess(Napi::Env env, Napi::Object exports);     // linux/process.cc
 void RegisterNamespaces(Napi::Env env, Napi::Object exports);  // linux/namespaces.cc
+void RegisterListDir(Napi::Env env, Napi::Object exports);     // linux/list_dir.cc
 
 }  // namespace arb

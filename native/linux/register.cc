@@ -9,6 +9,7 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterLandlock(env, exports);
   RegisterProcess(env, exports);
   RegisterNamespaces(env, exports);
+  RegisterListDir(env, exports);
   RegisterFdPassing(env, exports);
 }
 }  // namespace arb

@@ -8,17 +8,19 @@
 //   sides is the same, unread (a fork keeps its files' times); a file that differs there is read
 //   and compared byte by byte; only the executable bit of the permissions counts, as in git.
 //
-// The trees are walked one directory level at a time with lstat only (a link is a leaf, never
-// followed), so that git is asked about a whole level at once, and only about what matters:
-// directories (an ignored one is not entered) and paths that differ. Paths are binary strings
-// (src/diff/paths.ts).
+// The trees are walked one directory level at a time, each directory listed with what lstat says
+// of its entries (src/diff/list.ts: a link is a leaf, never followed, and a directory is listed
+// only if it is the one its parent's listing saw), so that git is asked about a whole level at
+// once, and only about what matters: directories (an ignored one is not entered) and paths that
+// differ. Paths are binary strings (src/diff/paths.ts).
 import * as fs from 'node:fs';
 
 import { ArbError, systemError } from '../errors';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './ignore';
+import { DirId, Seen, listDir, seenOf } from './list';
 import { RelPath, fsPath, joinRel, refusedByGit, rootBytes, showRel } from './paths';
-import { EntryStat, Tree, readSeenLink, sameContent } from './read';
+import { EntryStat, Tree, changedUnderUs, readSeenLink, sameContent } from './read';
 
 export type { EntryStat, Tree } from './read';
 
@@ -54,18 +56,12 @@ export interface CompareResult {
   newestMtimeMs?: number;
 }
 
-type Kind = 'dir' | 'file' | 'symlink' | 'other';
-
-interface Seen {
-  kind: Kind;
-  st: fs.Stats;
-}
-
 /** A directory to list, on one side or both. */
 interface DirNode {
   rel: RelPath;
-  inBase: boolean;
-  inFork: boolean;
+  /** The directory on each side, as its parent's listing saw it; absent where it is not one. */
+  inBase?: DirId;
+  inFork?: DirId;
   /** A .gitignore file in the base applies here (in this directory or above). */
   baseRules: boolean;
   forkRules: boolean;
@@ -88,38 +84,35 @@ interface Pending {
   enterIgnored?: boolean;
 }
 
-function kindOf(st: fs.Stats): Kind {
-  if (st.isDirectory()) return 'dir';
-  if (st.isFile()) return 'file';
-  if (st.isSymbolicLink()) return 'symlink';
-  return 'other';
-}
-
 function entryStat(s: Seen): EntryStat {
   return {
     type: s.kind as 'file' | 'symlink',
-    perm: s.st.mode & 0o7777,
-    size: s.st.size,
-    mtimeMs: s.st.mtimeMs,
-    dev: s.st.dev,
-    ino: s.st.ino,
+    perm: s.mode & 0o7777,
+    size: s.size,
+    mtimeMs: s.mtimeMs,
+    dev: s.dev,
+    ino: s.ino,
   };
 }
 
-const OTHER_KINDS: [keyof fs.Stats, string][] = [
-  ['isFIFO', 'a FIFO'],
-  ['isSocket', 'a socket'],
-  ['isCharacterDevice', 'a device'],
-  ['isBlockDevice', 'a device'],
-];
+const { S_IFMT, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK } = fs.constants;
 
-function describeOther(st: fs.Stats): string {
-  for (const [test, what] of OTHER_KINDS) if ((st[test] as () => boolean).call(st)) return what;
-  return 'a special file';
+function describeOther(s: Seen): string {
+  switch (s.mode & S_IFMT) {
+    case S_IFIFO:
+      return 'a FIFO';
+    case S_IFSOCK:
+      return 'a socket';
+    case S_IFCHR:
+    case S_IFBLK:
+      return 'a device';
+    default:
+      return 'a special file';
+  }
 }
 
 /** Same size, mode (type and permissions) and modification time: unchanged, unread, for a fork. */
-function statSame(a: fs.Stats, b: fs.Stats): boolean {
+function statSame(a: Seen, b: Seen): boolean {
   return a.size === b.size && a.mode === b.mode && a.mtimeMs === b.mtimeMs;
 }
 
@@ -142,15 +135,24 @@ class Walker {
     private readonly warn: (message: string) => void,
   ) {}
 
-  private list(tree: Tree, rel: RelPath): fs.Dirent[] {
+  private static readonly EMPTY = new Map<RelPath, Seen>();
+
+  /** A directory's entries, if it is still the directory `id` (what its parent's listing saw). */
+  private list(tree: Tree, rel: RelPath, id: DirId | undefined): Map<RelPath, Seen> {
+    if (!id) return Walker.EMPTY;
+    let entries: Map<RelPath, Seen> | undefined;
     try {
-      return fs.readdirSync(fsPath(tree.bytes, rel), { encoding: 'latin1', withFileTypes: true });
+      entries = listDir(fsPath(tree.bytes, rel), id);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // A directory the fork's command removed or replaced while arb walked: as it is now.
-      if (rel !== '' && (code === 'ENOENT' || code === 'ENOTDIR')) return [];
+      if (rel !== '' && (code === 'ENOENT' || code === 'ENOTDIR')) return Walker.EMPTY;
       throw systemError('list', showRel(tree.root, rel), err);
     }
+    // Another directory in its place (or in place of one above it, which may now be a link to
+    // anywhere): what is there is not the tree, and arb stops rather than read it.
+    if (!entries) throw changedUnderUs(tree, rel);
+    return entries;
   }
 
   private lstat(tree: Tree, rel: RelPath): Seen | undefined {
@@ -162,43 +164,41 @@ class Walker {
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       throw systemError('read', showRel(tree.root, rel), err);
     }
-    return { kind: kindOf(st), st };
+    return seenOf(st);
   }
 
   /** The newest mtime under a fork directory arb does not otherwise enter (.git, ignored). */
-  private newestUnder(rel: RelPath): void {
-    const stack = [rel];
+  private newestUnder(rel: RelPath, id: DirId): void {
+    const stack: [RelPath, DirId][] = [[rel, id]];
     while (stack.length) {
-      const dir = stack.pop()!;
-      let names: fs.Dirent[];
+      const [dir, dirId] = stack.pop()!;
+      let entries: Map<RelPath, Seen> | undefined;
       try {
-        names = fs.readdirSync(fsPath(this.fork.bytes, dir), { encoding: 'latin1', withFileTypes: true });
+        entries = listDir(fsPath(this.fork.bytes, dir), dirId);
       } catch {
         continue;
       }
-      for (const d of names) {
-        const child = joinRel(dir, d.name);
-        const s = this.lstat(this.fork, child);
-        if (!s) continue;
-        this.newest = Math.max(this.newest, s.st.mtimeMs);
-        if (s.kind === 'dir') stack.push(child);
+      if (!entries) continue;
+      for (const [name, s] of entries) {
+        this.newest = Math.max(this.newest, s.mtimeMs);
+        if (s.kind === 'dir') stack.push([joinRel(dir, name), s]);
       }
     }
   }
 
   private skippedInFork(rel: RelPath, fork: Seen | undefined): void {
-    if (this.options.newest && fork?.kind === 'dir') this.newestUnder(rel);
+    if (this.options.newest && fork?.kind === 'dir') this.newestUnder(rel, fork);
   }
 
   async run(): Promise<void> {
     const rootBase = this.lstat(this.base, '');
     const rootFork = this.lstat(this.fork, '');
-    if (rootFork && this.options.newest) this.newest = rootFork.st.mtimeMs;
+    if (rootFork && this.options.newest) this.newest = rootFork.mtimeMs;
     let level: DirNode[] = [
       {
         rel: '',
-        inBase: rootBase?.kind === 'dir',
-        inFork: rootFork?.kind === 'dir',
+        inBase: rootBase?.kind === 'dir' ? rootBase : undefined,
+        inFork: rootFork?.kind === 'dir' ? rootFork : undefined,
         baseRules: false,
         forkRules: false,
         ignoredAbove: false,
@@ -221,20 +221,17 @@ class Walker {
 
   /** Lists a directory on both sides; what is the same by lstat is done with here. */
   private listNode(node: DirNode, pending: Pending[]): void {
-    const baseNames = node.inBase ? this.list(this.base, node.rel) : [];
-    const forkNames = node.inFork ? this.list(this.fork, node.rel) : [];
-    if (baseNames.some((d) => d.name === '.gitignore' && d.isFile())) node.baseRules = true;
-    if (forkNames.some((d) => d.name === '.gitignore' && d.isFile())) node.forkRules = true;
-    const names = new Set<string>();
-    for (const d of baseNames) names.add(d.name);
-    for (const d of forkNames) names.add(d.name);
-    const inFork = new Set(forkNames.map((d) => d.name));
-    const inBase = new Set(baseNames.map((d) => d.name));
+    const baseEntries = this.list(this.base, node.rel, node.inBase);
+    const forkEntries = this.list(this.fork, node.rel, node.inFork);
+    if (baseEntries.get('.gitignore')?.kind === 'file') node.baseRules = true;
+    if (forkEntries.get('.gitignore')?.kind === 'file') node.forkRules = true;
+    const names = new Set<string>(baseEntries.keys());
+    for (const name of forkEntries.keys()) names.add(name);
     for (const name of names) {
       const rel = joinRel(node.rel, name);
-      const base = inBase.has(name) ? this.lstat(this.base, rel) : undefined;
-      const fork = inFork.has(name) ? this.lstat(this.fork, rel) : undefined;
-      if (fork && this.options.newest) this.newest = Math.max(this.newest, fork.st.mtimeMs);
+      const base = baseEntries.get(name);
+      const fork = forkEntries.get(name);
+      if (fork && this.options.newest) this.newest = Math.max(this.newest, fork.mtimeMs);
       if (name === '.git') {
         this.skippedInFork(rel, fork);
         continue;
@@ -242,17 +239,17 @@ class Walker {
       const refusal = refusedByGit(name, base?.kind === 'symlink' || fork?.kind === 'symlink');
       if (refusal) {
         // Said only of what differs: the directory's own odd name need not be said each time.
-        const same = base && fork && base.kind === fork.kind && statSame(base.st, fork.st);
+        const same = base && fork && base.kind === fork.kind && statSame(base, fork);
         if (!same) this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
         this.skippedInFork(rel, fork);
         continue;
       }
       if (base?.kind === 'other' && fork?.kind === 'other') continue;
-      if (fork?.kind === 'other') this.warn(`left out '${showRel(this.fork.root, rel)}': ${describeOther(fork.st)} cannot be in a patch`);
+      if (fork?.kind === 'other') this.warn(`left out '${showRel(this.fork.root, rel)}': ${describeOther(fork)} cannot be in a patch`);
       const b = base?.kind === 'other' ? undefined : base;
       const f = fork?.kind === 'other' ? undefined : fork;
       if (!b && !f) continue;
-      if (b && f && b.kind === f.kind && b.kind !== 'dir' && this.options.trustTimes !== false && statSame(b.st, f.st)) continue;
+      if (b && f && b.kind === f.kind && b.kind !== 'dir' && this.options.trustTimes !== false && statSame(b, f)) continue;
       // A directory on one side and not on the other: two paths for git, each decided alone.
       if (b && f && (b.kind === 'dir') !== (f.kind === 'dir')) {
         pending.push({ node, rel, base: b, counted: false });
@@ -320,8 +317,8 @@ class Walker {
     if (b?.kind === 'dir' || f?.kind === 'dir') {
       next.push({
         rel: p.rel,
-        inBase: b?.kind === 'dir',
-        inFork: f?.kind === 'dir',
+        inBase: b?.kind === 'dir' ? b : undefined,
+        inFork: f?.kind === 'dir' ? f : undefined,
         baseRules: p.node.baseRules,
         forkRules: p.node.forkRules,
         ignoredAbove: p.node.ignoredAbove || !!p.enterIgnored,

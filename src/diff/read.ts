@@ -29,7 +29,7 @@ export interface Tree {
   bytes: Buffer;
 }
 
-function changedUnderUs(tree: Tree, rel: RelPath): ArbError {
+export function changedUnderUs(tree: Tree, rel: RelPath): ArbError {
   return new ArbError('ARB_IO', `'${showRel(tree.root, rel)}' changed while arb was reading it`, {
     hint: 'run arb diff again once nothing is writing to the directory',
   });
