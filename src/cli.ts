@@ -34,6 +34,13 @@ interface CommandEntry {
   usage: string;
   describe: string;
   alias: string;
+  /**
+   * `arb CMD …` is parsed as the alias is, with this command as yargs' only (default) command.
+   * yargs renders a subcommand's whole help after starting its handler (to have it ready), which
+   * costs confine, with its many options, more than the rest of parsing; a default command is
+   * spared that. Its help then differs from the alias's only in the name.
+   */
+  alone?: boolean;
   load(): CommandModule;
 }
 
@@ -49,6 +56,7 @@ const COMMANDS: Record<string, CommandEntry> = {
     usage: '[CMD] [ARGS..]',
     describe: 'run CMD in a fork where it may write only there and cannot read secrets',
     alias: 'confine',
+    alone: true,
     load: () => require('./commands/confine') as CommandModule,
   },
   diff: {
@@ -80,8 +88,13 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
     const shim = require('./confine/broker/shim') as { runShim(argv: string[]): Promise<number> };
     return shim.runShim(argv);
   }
-  const alias = ALIASES[name];
-  const program = alias ? name : 'arb';
+  let alias: string | undefined = ALIASES[name];
+  let program = alias ? name : 'arb';
+  if (!alias && argv[0] !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, argv[0]) && COMMANDS[argv[0]].alone) {
+    alias = argv[0];
+    program = `arb ${alias}`;
+    argv = argv.slice(1);
+  }
   let status = 0;
   let program2 = program;
   const parserErrors = new Set<unknown>();

@@ -84,23 +84,89 @@ function single(v: unknown, flag: string): string | undefined {
   return String(v);
 }
 
+interface Declared {
+  alias?: string | readonly string[];
+  type?: string;
+  array?: boolean;
+  string?: boolean;
+  number?: boolean;
+  nargs?: number;
+}
+
+/**
+ * The names (aliases included) of the options the builder declares that take a value, as yargs
+ * would list them: typed string, number or array, or with nargs. Read by running the builder on
+ * a stand-in that only records what it is told, because making a real yargs instance just to
+ * ask it costs more than the rest of parsing (confine starts before every agent).
+ */
+export function optionsTakingValue(build: (y: Argv) => Argv = builder): Set<string> {
+  const groups = new Map<string, Set<string>>();
+  const valued = new Set<string>();
+  const group = (key: string): Set<string> => {
+    let g = groups.get(key);
+    if (!g) {
+      g = new Set([key]);
+      groups.set(key, g);
+    }
+    return g;
+  };
+  const alias = (key: string, names: string | readonly string[] | undefined): void => {
+    const g = group(key);
+    for (const n of names === undefined ? [] : typeof names === 'string' ? [names] : names) {
+      const other = group(n);
+      for (const m of other) {
+        g.add(m);
+        groups.set(m, g);
+      }
+    }
+  };
+  const declare = (key: string, o: Declared = {}): void => {
+    alias(key, o.alias);
+    if (o.type === 'string' || o.type === 'number' || o.type === 'array' || o.array || o.string || o.number || (o.nargs ?? 0) > 0) valued.add(key);
+  };
+  const keys = (k: string | readonly string[]): readonly string[] => (typeof k === 'string' ? [k] : k);
+  const recorder: Argv = new Proxy({} as Argv, {
+    get(_target, prop) {
+      switch (prop) {
+        case 'option':
+        case 'options':
+          return (k: string | Record<string, Declared>, o?: Declared) => {
+            if (typeof k === 'string') declare(k, o);
+            else for (const [name, decl] of Object.entries(k)) declare(name, decl);
+            return recorder;
+          };
+        case 'positional':
+          return (k: string, o?: Declared) => (declare(k, o), recorder);
+        case 'string':
+        case 'number':
+        case 'array':
+          return (k: string | readonly string[]) => {
+            for (const name of keys(k)) declare(name, { [prop]: true });
+            return recorder;
+          };
+        case 'nargs':
+          return (k: string, n: number) => (declare(k, { nargs: n }), recorder);
+        case 'alias':
+          return (k: string, a: string | readonly string[]) => (alias(k, a), recorder);
+        default:
+          // Usage, examples, parser configuration…: nothing that decides what takes a value.
+          return () => recorder;
+      }
+    },
+  });
+  build(recorder);
+  const names = new Set<string>();
+  for (const key of valued) for (const n of group(key)) names.add(n);
+  return names;
+}
+
 /**
  * Splits confine's arguments at CMD: the first word that is neither one of confine's options nor
  * the value of one, or whatever follows `--`. Which options take a value is read from the
  * builder, so options added there are split right without a change here.
  */
 export function splitArgs(args: string[]): { own: string[]; rest: string[] } {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
-  const parser = builder(yargs([])) as unknown as { getOptions(): unknown };
-  const options = parser.getOptions() as {
-    string: string[];
-    number: string[];
-    array: string[];
-    narg: Record<string, number | null>;
-  };
-  const takesValue = new Set([...options.string, ...options.number, ...options.array]);
-  for (const [key, n] of Object.entries(options.narg)) if (n) takesValue.add(key);
+  const takesValue = optionsTakingValue();
   let i = 0;
   while (i < args.length) {
     const a = args[i];

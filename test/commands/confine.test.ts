@@ -1,5 +1,7 @@
 // Where confine's own options end and the command's begin: splitArgs, before yargs parses.
-import { splitArgs } from '../../src/commands/confine';
+import yargs from 'yargs/yargs';
+
+import { builder, optionsTakingValue, splitArgs } from '../../src/commands/confine';
 
 describe('confine: splitArgs', () => {
   it.each([
@@ -25,5 +27,25 @@ describe('confine: splitArgs', () => {
 
   it('knows the options other layers add to the builder (-e NAME takes a value)', () => {
     expect(splitArgs(['-e', 'API_KEY', 'cmd'])).toEqual({ own: ['-e', 'API_KEY'], rest: ['cmd'] });
+  });
+
+  it('reads which options take a value as yargs does, without making a yargs instance', () => {
+    // What splitArgs read from a real yargs instance before (yargs' getOptions is not in its types).
+    const options = (builder(yargs([])) as unknown as { getOptions(): Record<'string' | 'number' | 'array', string[]> & { narg: Record<string, number | null> } }).getOptions();
+    const expected = new Set([...options.string, ...options.number, ...options.array]);
+    for (const [key, n] of Object.entries(options.narg)) if (n) expected.add(key);
+    expect([...optionsTakingValue()].sort()).toEqual([...expected].sort());
+  });
+
+  it('follows aliases, typed methods and nargs given to the builder in any form', () => {
+    const names = optionsTakingValue((y) =>
+      y
+        .options({ out: { alias: ['o', 'output'], type: 'string' }, quiet: { alias: 'q', type: 'boolean' } })
+        .number('jobs')
+        .alias('jobs', 'j')
+        .nargs('pair', 2)
+        .boolean('dry-run'),
+    );
+    expect([...names].sort()).toEqual(['j', 'jobs', 'o', 'out', 'output', 'pair']);
   });
 });
