@@ -46,7 +46,15 @@ export class CheckIgnore {
     this.child.stdin!.on('error', () => {
       /* git exited: 'close' says why */
     });
-    this.child.on('error', (e) => this.fail(new ArbError('ARB_GIT', `cannot run git: ${e.message}`, { cause: e })));
+    this.child.on('error', (e) => {
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      this.fail(
+        new ArbError('ARB_GIT', missing ? 'git is not installed' : `cannot run git: ${e.message}`, {
+          cause: e,
+          hint: missing ? 'install git (apt-get install git)' : undefined,
+        }),
+      );
+    });
     this.child.on('close', (status, signal) => {
       const why = signal ? `was killed (${signal})` : `exited with status ${status}`;
       const said = this.stderr.trim().split('\n').slice(-2).join('; ');
