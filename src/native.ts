@@ -361,7 +361,8 @@ export interface DirListing {
   ino: Float64Array;
 }
 
-type NativeDirListing = ({ same: true } & DirListing) | { same: false };
+/** As the addon returns it: the names in one string, each ended by a NUL. */
+type NativeDirListing = ({ same: true; names: string } & Omit<DirListing, 'names'>) | { same: false };
 
 /** Whether the addon lists directories itself (Linux); elsewhere src/diff/list.ts does, in JS. */
 export function hasListDir(): boolean {
@@ -388,5 +389,8 @@ export function listDir(dir: Buffer, dev: number, ino: number): DirListing | und
     const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
     throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
   }
-  return r.same ? r : undefined;
+  if (!r.same) return undefined;
+  const names = r.names.split('\0');
+  names.pop();
+  return { ...r, names };
 }
