@@ -34,13 +34,6 @@ interface CommandEntry {
   usage: string;
   describe: string;
   alias: string;
-  /**
-   * `arb CMD …` is parsed as the alias is, with this command as yargs' only (default) command.
-   * yargs renders a subcommand's whole help after starting its handler (to have it ready), which
-   * costs confine, with its many options, more than the rest of parsing; a default command is
-   * spared that. Its help then differs from the alias's only in the name.
-   */
-  alone?: boolean;
   load(): CommandModule;
 }
 
@@ -56,7 +49,6 @@ const COMMANDS: Record<string, CommandEntry> = {
     usage: '[CMD] [ARGS..]',
     describe: 'run CMD in a fork where it may write only there and cannot read secrets',
     alias: 'confine',
-    alone: true,
     load: () => require('./commands/confine') as CommandModule,
   },
   diff: {
@@ -90,7 +82,10 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
   }
   let alias: string | undefined = ALIASES[name];
   let program = alias ? name : 'arb';
-  if (!alias && argv[0] !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, argv[0]) && COMMANDS[argv[0]].alone) {
+  // `arb CMD …` is parsed as its alias is, with CMD as yargs' only (default) command, so that it
+  // behaves and reads the same. And it starts faster: yargs renders a subcommand's whole help
+  // after starting its handler, to have it ready (19 ms for confine's many options).
+  if (!alias && argv[0] !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, argv[0])) {
     alias = argv[0];
     program = `arb ${alias}`;
     argv = argv.slice(1);
@@ -101,13 +96,11 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
 
   // A command whose trailing words belong to another program has them taken off here.
   let rest: string[] | undefined;
-  const target = alias ?? (argv[0] !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, argv[0]) ? argv[0] : undefined);
-  const split = target ? COMMANDS[target].load().splitArgs : undefined;
+  const split = alias ? COMMANDS[alias].load().splitArgs : undefined;
   if (split) {
-    const skip = alias ? 0 : 1;
-    const parts = split(argv.slice(skip));
+    const parts = split(argv);
     rest = parts.rest;
-    argv = [...argv.slice(0, skip), ...parts.own];
+    argv = parts.own;
   }
 
   // yargs is loaded here, not at the top, so that the gh shim never pays for it.
@@ -140,14 +133,9 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
     const entry = COMMANDS[alias];
     parser.command(`$0 ${entry.usage}`, entry.describe, builderFor(entry, program), handlerFor(entry, program));
   } else {
-    // When the first word names a command, only that command's module is loaded.
-    const first = argv[0];
-    const only = first !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, first) ? first : undefined;
+    // No command first (arb --help, a typo, or an option before the command): each command's
+    // module is loaded only if yargs runs that command.
     for (const [cmd, entry] of Object.entries(COMMANDS)) {
-      if (only && cmd !== only) {
-        parser.command(`${cmd} ${entry.usage}`, entry.describe);
-        continue;
-      }
       parser.command(`${cmd} ${entry.usage}`, entry.describe, builderFor(entry, `arb ${cmd}`), handlerFor(entry, `arb ${cmd}`));
     }
     parser
