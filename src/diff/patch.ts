@@ -56,6 +56,26 @@ export function fastImportStream(base: Tree, fork: Tree, changes: Change[], pref
 }
 
 /**
+ * Whether a patch with renames found still applies. git prints a rename where its new name
+ * sorts, so a link renamed away (`dir -> other`) whose name becomes a directory (`dir/f` added)
+ * comes after `dir/f`, and `git apply` refuses `dir/f` as "beyond a symbolic link" that the
+ * patch has not yet removed. Without renames the link's deletion sorts before `dir/f`, and
+ * applies. (A regular file in the way is not refused: git apply removes before it adds.)
+ */
+export function renamesApply(changes: Change[]): boolean {
+  const linksGone = new Set<RelPath>();
+  for (const c of changes) if (c.base?.type === 'symlink' && c.fork?.type !== 'symlink') linksGone.add(c.path);
+  if (linksGone.size === 0) return true;
+  for (const c of changes) {
+    if (!c.fork) continue;
+    for (let i = c.path.indexOf('/'); i !== -1; i = c.path.indexOf('/', i + 1)) {
+      if (linksGone.has(c.path.slice(0, i))) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * The patch that turns the base's side of `changes` into the fork's; empty if none. `prefix`
  * ('' or ending in '/') goes before every path in it.
  */
@@ -68,7 +88,7 @@ export async function makePatch(repo: PrivateRepo, base: Tree, fork: Tree, chang
     '-p',
     '--binary',
     '--full-index',
-    '-M',
+    renamesApply(changes) ? '-M' : '--no-renames',
     '--no-color',
     '--no-ext-diff',
     '--no-textconv',
