@@ -46,6 +46,12 @@ export interface ListOptions {
   warn?: (message: string) => void;
   /** A private repository to ask git in (else one is made for the call). */
   repo?: PrivateRepo;
+  /**
+   * Take files whose size, mode and time match the base's as unchanged, unread (the default).
+   * false reads them: a change made with its time kept (touch -r), or a fork and its base both
+   * aged with touch -d, looks unchanged by those alone.
+   */
+  trustTimes?: boolean;
 }
 
 /** Whether the directory has, at `rel`, what the fork has (a deletion: nothing there). */
@@ -124,7 +130,12 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
       return entry;
     }
     entry.identity = { dev: forkSt.dev, ino: forkSt.ino };
-    const { changes, newestMtimeMs } = await compareTrees(basePath, forkPath, { newest: true, repo: options.repo, warn: options.warn ?? (() => undefined) });
+    const { changes, newestMtimeMs } = await compareTrees(basePath, forkPath, {
+      newest: true,
+      repo: options.repo,
+      warn: options.warn ?? (() => undefined),
+      trustTimes: options.trustTimes,
+    });
     entry.updatedMs = newestMtimeMs ?? 0;
     entry.changed = changes.length;
     if (changes.length === 0) {

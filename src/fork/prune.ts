@@ -9,7 +9,9 @@
 // - only the forks and bases findForks names beside the directory are ever removed, never the
 //   directory itself nor anything outside its parent;
 // - right before removing, each is examined again, and kept if its status, its last change or
-//   its inode moved (a fork that changes while it is being examined is kept);
+//   its inode moved (a fork that changes while it is being examined is kept); then examined once
+//   more reading every file, since equal size, mode and time do not prove equal content (touch
+//   -r, or touch -d on a fork and its base), and kept if that finds files only here;
 // - the removal is `rm -rf` (GNU: --one-file-system), whose walk opens each directory without
 //   following links, so a link put inside the fork, even while it is removed, is removed as a
 //   link and never followed; and a link where the fork was is never removed through.
@@ -153,11 +155,22 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
       if (path.dirname(t) !== parent || t === resolved) throw new ArbError('ARB_INTERNAL', `refusing to remove '${t}': not a fork of '${resolved}'`);
     }
     options.onExamined?.(entry);
+    const forkPath = entry.fork ?? path.join(parent, `${path.basename(resolved)}.${entry.name}`);
     if (!options.dryRun) {
-      const again = await examine(resolved, entry.name, entry.fork ?? path.join(parent, `${path.basename(resolved)}.${entry.name}`), entry.base, { warn: options.warn });
+      const again = await examine(resolved, entry.name, forkPath, entry.base, { warn: options.warn });
       const why = unchangedSince(entry, again) ? keepReason(again, now, processPlaces()) : 'changed-while-pruning';
       if (why) {
         result.kept.push({ entry: again, reason: why });
+        continue;
+      }
+    }
+    // Then every file is read (with --dry-run too, so that it says what prune would do): the
+    // looks above trusted equal size, mode and time, which a change made with its time kept
+    // (touch -r), or a fork and its base both aged with touch -d, also has.
+    if (entry.status !== 'base-only') {
+      const read = await examine(resolved, entry.name, forkPath, entry.base, { warn: options.warn, trustTimes: false });
+      if (read.status === 'only-here' || read.status === 'unreadable' || read.status === 'not-a-directory') {
+        result.kept.push({ entry: read, reason: read.status });
         continue;
       }
     }
