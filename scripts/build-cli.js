@@ -66,12 +66,36 @@ function runtimeDir(file) {
   return path.dirname(file);
 }
 
+// What yargs does when it is loaded that a run which shows no help never needs, done when first
+// needed instead: loading cliui and string-width (help layout), and making process.stdout (to
+// know the terminal's width: a stream, a socket for a pipe, that confine would make for nothing
+// just before the command takes over its output). Each is a text found in yargs' build; one
+// not found (another yargs) is said, and left as it is.
+const YARGS_BUILD = path.join('node_modules', 'yargs', 'build', 'index.cjs');
+const YARGS_LAZY = [
+  ['cliui:require("cliui")', 'cliui:(...a)=>require("cliui")(...a)'],
+  ['stringWidth:require("string-width")', 'stringWidth:(...a)=>require("string-width")(...a)'],
+  [
+    'stdColumns:void 0!==process.stdout.columns?process.stdout.columns:null',
+    'get stdColumns(){return void 0!==process.stdout.columns?process.stdout.columns:null}',
+  ],
+];
+
+function yargsLazily(text) {
+  for (const [from, to] of YARGS_LAZY) {
+    if (text.split(from).length === 2) text = text.replace(from, to);
+    else process.stderr.write(`build-cli: yargs' build has no ${from}: left as it is (arb starts slower)\n`);
+  }
+  return text;
+}
+
 const keepDirname = {
   name: 'keep-dirname',
   setup(build) {
     build.onLoad({ filter: /\.(ts|js|cjs|mjs)$/ }, (args) => {
-      const text = fs.readFileSync(args.path, 'utf8');
+      let text = fs.readFileSync(args.path, 'utf8');
       const loader = args.path.endsWith('.ts') ? 'ts' : 'js';
+      if (args.path.endsWith(path.sep + YARGS_BUILD)) text = yargsLazily(text);
       if (!/\b__dirname\b/.test(text)) return { contents: text, loader };
       const rel = path.relative(DIST, runtimeDir(args.path)).split(path.sep).join('/');
       const replacement = rel === '' ? '__dirname' : `require("path").join(__dirname, ${JSON.stringify(rel)})`;

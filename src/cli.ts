@@ -66,6 +66,15 @@ function version(): string {
   return (require('../package.json') as { version: string }).version;
 }
 
+/** Whether yargs will print help for these arguments: -h or --help among the options (or -vh). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  for (const a of argv) {
+    if (a === '--') return false;
+    if (a === '--help' || a.startsWith('--help=') || /^-[A-Za-z]*h[A-Za-z]*$/.test(a)) return true;
+  }
+  return false;
+}
+
 /** The name arb was called by, without directory or a `.js` ending. */
 export function invokedName(argv1: string | undefined): string {
   return path.basename(argv1 ?? 'arb').replace(/\.js$/, '');
@@ -113,13 +122,18 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
     .version(version())
     .help()
     .alias('h', 'help')
-    .wrap(Math.min(100, process.stdout.columns || 80))
     .fail((msg, err) => {
       if (err) throw err;
       const e = usageError(msg);
       parserErrors.add(e);
       throw e;
     });
+
+  // The help's width is set only where help may be shown: reading it makes process.stdout (a
+  // stream, or a socket for a pipe), which a command that shows none never needs (confine's
+  // command takes its output over).
+  const wrapHelp = () => parser.wrap(Math.min(100, process.stdout.columns || 80));
+  if (asksForHelp(argv)) wrapHelp();
 
   const builderFor = (entry: CommandEntry, prog: string) => (y: Argv) => {
     program2 = prog;
@@ -152,6 +166,7 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
   } catch (err) {
     const usage = err instanceof ArbError && err.code === 'ARB_USAGE';
     if (parserErrors.has(err)) {
+      wrapHelp();
       process.stderr.write(`${await parser.getHelp()}\n\n`);
     }
     process.stderr.write(`${formatError(program2, err)}\n`);
