@@ -44,15 +44,18 @@ const LOADER = `#!/usr/bin/env node
 // arb's executable: runs cli.bundle.js, the whole command line in one file, with the V8 code cache
 // made for it when it was built (scripts/build-cli.js says why and how).
 'use strict';
-const { readFileSync } = require('node:fs');
+const { readFileSync, statSync } = require('node:fs');
 const { join } = require('node:path');
 const { Script } = require('node:vm');
 const { wrap } = require('node:module');
 
 const file = join(__dirname, 'cli.bundle.js');
+const cache = join(__dirname, 'cli.bundle.cache');
 let cachedData;
 try {
-  cachedData = readFileSync(join(__dirname, 'cli.bundle.cache'));
+  // V8 checks the cache against the source's length, not its text: a bundle changed after its
+  // cache was made (newer than it) is compiled from source.
+  if (statSync(file).mtimeMs <= statSync(cache).mtimeMs) cachedData = readFileSync(cache);
 } catch {
   // No cache: V8 compiles the source.
 }
