@@ -357,6 +357,7 @@ export interface DirListing {
   mode: Uint32Array;
   size: Float64Array;
   mtimeMs: Float64Array;
+  ctimeMs: Float64Array;
   dev: Float64Array;
   ino: Float64Array;
 }

@@ -111,7 +111,7 @@ function describeOther(s: Seen): string {
   }
 }
 
-/** Same size, mode (type and permissions) and modification time: unchanged, unread, for a fork. */
+/** Same size, mode (type and permissions) and modification time. */
 function statSame(a: Seen, b: Seen): boolean {
   return a.size === b.size && a.mode === b.mode && a.mtimeMs === b.mtimeMs;
 }
@@ -123,6 +123,13 @@ function exec(st: EntryStat): boolean {
 class Walker {
   readonly changes: Change[] = [];
   newest = 0;
+  /**
+   * A fork's file whose lstat matches its base's is taken as unchanged, unread, only if it has not
+   * changed since the fork was made: its change time (which `touch -r` or `touch -d` cannot set
+   * back, unlike the modification time) is no later than the base's root directory's, whose
+   * times arb fork sets last and which is never written after. Anything later is read.
+   */
+  private trustedUntilMs = -Infinity;
   private baseCheck?: CheckIgnore;
   private forkCheck?: CheckIgnore;
   private tracked?: Promise<Tracked | undefined>;
@@ -194,6 +201,7 @@ class Walker {
     const rootBase = this.lstat(this.base, '');
     const rootFork = this.lstat(this.fork, '');
     if (rootFork && this.options.newest) this.newest = rootFork.mtimeMs;
+    if (rootBase && this.options.trustTimes !== false) this.trustedUntilMs = rootBase.ctimeMs;
     let level: DirNode[] = [
       {
         rel: '',
@@ -249,7 +257,7 @@ class Walker {
       const b = base?.kind === 'other' ? undefined : base;
       const f = fork?.kind === 'other' ? undefined : fork;
       if (!b && !f) continue;
-      if (b && f && b.kind === f.kind && b.kind !== 'dir' && this.options.trustTimes !== false && statSame(b, f)) continue;
+      if (b && f && b.kind === f.kind && b.kind !== 'dir' && f.ctimeMs <= this.trustedUntilMs && statSame(b, f)) continue;
       // A directory on one side and not on the other: two paths for git, each decided alone.
       if (b && f && (b.kind === 'dir') !== (f.kind === 'dir')) {
         pending.push({ node, rel, base: b, counted: false });

@@ -22,6 +22,8 @@ export interface Seen {
   mode: number;
   size: number;
   mtimeMs: number;
+  /** The change time, which touch cannot set back. */
+  ctimeMs: number;
   dev: number;
   ino: number;
 }
@@ -48,7 +50,7 @@ export function kindOfMode(mode: number): Kind {
 }
 
 export function seenOf(st: fs.Stats): Seen {
-  return { kind: kindOfMode(st.mode), mode: st.mode, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino };
+  return { kind: kindOfMode(st.mode), mode: st.mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, dev: st.dev, ino: st.ino };
 }
 
 function notDirectory(dir: Buffer): NodeJS.ErrnoException {
@@ -75,7 +77,7 @@ function listNatively(dir: Buffer, id: DirId): Map<RelPath, Seen> | undefined {
   const entries = new Map<RelPath, Seen>();
   for (let i = 0; i < r.names.length; i++) {
     const mode = r.mode[i];
-    entries.set(r.names[i], { kind: kindOfMode(mode), mode, size: r.size[i], mtimeMs: r.mtimeMs[i], dev: r.dev[i], ino: r.ino[i] });
+    entries.set(r.names[i], { kind: kindOfMode(mode), mode, size: r.size[i], mtimeMs: r.mtimeMs[i], ctimeMs: r.ctimeMs[i], dev: r.dev[i], ino: r.ino[i] });
   }
   return entries;
 }

@@ -156,20 +156,30 @@ describe('arb diff FORK', () => {
     expect(r).toMatchObject({ status: 0, stdout: '', stderr: '' });
   });
 
-  it('does not read a file whose size, mode and time match its base', () => {
+  it('does not read a file whose size, mode and time match its base, unless it changed since the fork', () => {
     const dir = path.join(work, 'proj');
     makeRepo(dir);
-    const fork = cpFork(dir);
-    // Same size, same time: taken as unchanged without reading (a fork keeps its files' times).
-    const f = path.join(fork, 'README.md');
-    write(f, '# DEMO\n\nLINE TWO\n');
-    execFileSync('touch', ['-r', path.join(work, '.proj.1.base', 'README.md'), f]);
+    const made = arb(['fork', '--print', dir]);
+    expect(made.status).toBe(0);
+    const fork = made.stdout.trim();
+    const base = path.join(work, '.proj.1.base');
+    // The base's copy rewritten, same size, its time set back: the fork's file has not changed
+    // since the fork was made, so it is taken as unchanged without reading either (the shortcut).
+    const inBase = path.join(base, 'README.md');
+    fs.writeFileSync(inBase, fs.readFileSync(inBase, 'utf8').toUpperCase());
+    execFileSync('touch', ['-r', path.join(fork, 'README.md'), inBase]);
     expect(arb(['diff', fork])).toMatchObject({ status: 0, stdout: '' });
-    // A second later, it is read and found changed.
-    execFileSync('touch', ['-d', '@1', f]);
+    // The fork's copy rewritten the same way: its change time, which touch cannot set back, is
+    // later than the fork, so it is read and found changed.
+    const inFork = path.join(fork, 'src', 'main.c');
+    const kept = fs.statSync(inFork);
+    fs.writeFileSync(inFork, fs.readFileSync(inFork, 'utf8').toUpperCase());
+    execFileSync('touch', ['-r', path.join(base, 'src', 'main.c'), inFork]);
+    expect(fs.statSync(inFork)).toMatchObject({ size: kept.size, mtimeMs: kept.mtimeMs });
     const r = arb(['diff', fork]);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain('+# DEMO');
+    expect(r.stdout).toContain('+INT MAIN');
+    expect(r.stdout).not.toContain('README');
   });
 });
 
