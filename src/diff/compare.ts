@@ -14,6 +14,7 @@
 // once, and only about what matters: directories (an ignored one is not entered) and paths that
 // differ. Paths are binary strings (src/diff/paths.ts).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
@@ -45,6 +46,11 @@ export interface CompareOptions {
    * need not come from one another (two files written in the same clock tick share a time).
    */
   trustTimes?: boolean;
+  /**
+   * The top of a repository both trees lie in (a fork of a monorepo's package): its .gitignore
+   * files above the trees count too, unless they ignore a tree itself.
+   */
+  outerTop?: string;
   /** Where notes go (a FIFO left out, an index git cannot read); stderr by default. */
   warn?: (message: string) => void;
 }
@@ -202,13 +208,14 @@ class Walker {
     const rootFork = this.lstat(this.fork, '');
     if (rootFork && this.options.newest) this.newest = rootFork.mtimeMs;
     if (rootBase && this.options.trustTimes !== false) this.trustedUntilMs = rootBase.ctimeMs;
+    const outer = await this.outerRules();
     let level: DirNode[] = [
       {
         rel: '',
         inBase: rootBase?.kind === 'dir' ? rootBase : undefined,
         inFork: rootFork?.kind === 'dir' ? rootFork : undefined,
-        baseRules: false,
-        forkRules: false,
+        baseRules: outer.base,
+        forkRules: outer.fork,
         ignoredAbove: false,
         baseLinkAbove: false,
       },
@@ -271,6 +278,28 @@ class Walker {
   private trackedSet(): Promise<Tracked | undefined> {
     this.tracked ??= readTracked(this.repo, this.base.root, this.warn);
     return this.tracked;
+  }
+
+  /**
+   * With options.outerTop: git asked from the repository's top, so that the .gitignore files above
+   * each tree count. A tree those rules ignore as a whole goes by its own .gitignore files only
+   * (else everything in it would be left out).
+   */
+  private async outerRules(): Promise<{ base: boolean; fork: boolean }> {
+    const top = this.options.outerTop;
+    if (!top) return { base: false, fork: false };
+    const make = async (tree: Tree): Promise<CheckIgnore | undefined> => {
+      const rel = path.relative(top, path.resolve(tree.root));
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+      const check = new CheckIgnore(this.repo, top, Buffer.from(rel).toString('latin1'));
+      if (await check.treeIgnored()) {
+        await check.close();
+        return undefined;
+      }
+      return check;
+    };
+    [this.baseCheck, this.forkCheck] = await Promise.all([make(this.base), make(this.fork)]);
+    return { base: this.baseCheck !== undefined, fork: this.forkCheck !== undefined };
   }
 
   /** Asks git, for a whole level at once, which pending paths its .gitignore files leave out. */

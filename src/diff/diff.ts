@@ -21,6 +21,8 @@ export interface DiffOptions {
   trustTimes: boolean;
   /** Put before every path in the patch: see applyPrefix(). */
   prefix?: RelPath;
+  /** The top of the repository both lie in, whose .gitignore files above them count too. */
+  outerTop?: string;
   warn?: (message: string) => void;
 }
 
@@ -30,6 +32,7 @@ export interface Sides {
   fork: string;
   trustTimes: boolean;
   prefix: RelPath;
+  outerTop?: string;
 }
 
 function isGitTop(dir: string): boolean {
@@ -68,19 +71,35 @@ export function applyPrefix(fork: string, base: string): RelPath {
     }
   }
   if (original === undefined) return '';
-  // git looks no further up than the file system the directory is on.
-  const dev = fs.statSync(parent).dev;
+  const top = enclosingRepoTop(fork, base);
+  if (top === undefined) return '';
+  const rel = path.relative(top, path.join(parent, original));
+  return Buffer.from(`${rel}/`).toString('latin1');
+}
+
+/**
+ * The top of the repository a fork and its base lie in, when the forked directory was not a
+ * repository's top itself (the base has no `.git`): found by `.git` alone, never read, looking no
+ * further up than the file system the fork is on, as git does. Its .gitignore files above the
+ * fork count for the fork as they did for the directory (`node_modules/` at a monorepo's top).
+ */
+export function enclosingRepoTop(fork: string, base: string): string | undefined {
+  if (isGitTop(base)) return undefined;
+  const parent = path.dirname(path.resolve(fork));
+  let dev: number;
+  try {
+    dev = fs.statSync(parent).dev;
+  } catch {
+    return undefined;
+  }
   for (let top = parent; ; top = path.dirname(top)) {
     try {
-      if (fs.statSync(top).dev !== dev) return '';
+      if (fs.statSync(top).dev !== dev) return undefined;
     } catch {
-      return '';
+      return undefined;
     }
-    if (isGitTop(top)) {
-      const rel = path.relative(top, path.join(parent, original));
-      return Buffer.from(`${rel}/`).toString('latin1');
-    }
-    if (path.dirname(top) === top) return '';
+    if (isGitTop(top)) return top;
+    if (path.dirname(top) === top) return undefined;
   }
 }
 
@@ -104,13 +123,13 @@ export function sidesOf(first: string, second?: string): Sides {
     throw systemError('read the base', base, err);
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `the base '${base}' of '${first}' is not a directory`);
-  return { base, fork: first, trustTimes: true, prefix: applyPrefix(first, base) };
+  return { base, fork: first, trustTimes: true, prefix: applyPrefix(first, base), outerTop: enclosingRepoTop(first, base) };
 }
 
 /** The patch from `base` to `fork` (empty when nothing that counts differs). */
 export async function diffTrees(options: DiffOptions): Promise<Buffer> {
   return withPrivateRepo(async (repo) => {
-    const { changes } = await compareTrees(options.base, options.fork, { repo, warn: options.warn, trustTimes: options.trustTimes });
+    const { changes } = await compareTrees(options.base, options.fork, { repo, warn: options.warn, trustTimes: options.trustTimes, outerTop: options.outerTop });
     const base = { root: options.base, bytes: rootBytes(options.base) };
     const fork = { root: options.fork, bytes: rootBytes(options.fork) };
     return makePatch(repo, base, fork, changes, options.prefix ?? '');

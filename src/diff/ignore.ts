@@ -36,7 +36,15 @@ export class CheckIgnore {
   private stderr = '';
   private failure?: Error;
 
-  constructor(repo: PrivateRepo, workTree: string) {
+  /**
+   * `workTree` is the tree itself, or the top of a repository it lies in, with `prefix` the
+   * tree's path from there (no trailing '/'), so that the .gitignore files above it count too.
+   */
+  constructor(
+    repo: PrivateRepo,
+    workTree: string,
+    private readonly prefix = '',
+  ) {
     this.child = repo.start(['check-ignore', '--stdin', '-z', '--verbose', '--non-matching', '--no-index'], { workTree });
     this.child.stdout!.setEncoding('latin1');
     this.child.stdout!.on('data', (chunk: string) => this.onData(chunk));
@@ -92,8 +100,19 @@ export class CheckIgnore {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.waiting.push({ count: queries.length, answers: [], resolve, reject });
-      const text = queries.map((q) => `./${q.path}${q.dir ? '/' : ''}\0`).join('');
+      const under = this.prefix ? `${this.prefix}/` : '';
+      const text = queries.map((q) => `./${under}${q.path}${q.dir ? '/' : ''}\0`).join('');
       this.child.stdin!.write(Buffer.from(text, 'latin1'));
+    });
+  }
+
+  /** Whether the tree itself (the prefix) is ignored by the rules above it. */
+  async treeIgnored(): Promise<boolean> {
+    if (!this.prefix) return false;
+    if (this.failure) throw this.failure;
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ count: 1, answers: [], resolve: (a) => resolve(a[0]), reject });
+      this.child.stdin!.write(Buffer.from(`./${this.prefix}/\0`, 'latin1'));
     });
   }
 

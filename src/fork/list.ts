@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { compareTrees, Change, EntryStat } from '../diff/compare';
+import { enclosingRepoTop } from '../diff/diff';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { RelPath, fsPath, rootBytes } from '../diff/paths';
 import { readSeenLink, sameContent } from '../diff/read';
@@ -135,6 +136,7 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
       repo: options.repo,
       warn: options.warn ?? (() => undefined),
       trustTimes: options.trustTimes,
+      outerTop: enclosingRepoTop(forkPath, basePath),
     });
     entry.updatedMs = newestMtimeMs ?? 0;
     entry.changed = changes.length;

@@ -206,6 +206,48 @@ describe('arb diff of a subdirectory of a repository', () => {
     expect(fs.readFileSync(path.join(dir, 'src/index.js'), 'utf8')).toBe('one\ntwo\n');
   });
 
+  it(".gitignore files above the directory count, as they did for it (node_modules at a monorepo's top)", () => {
+    const repo = path.join(work, 'mono');
+    const dir = path.join(repo, 'packages', 'lib');
+    write(path.join(repo, '.gitignore'), 'node_modules/\n*.log\n');
+    write(path.join(dir, '.gitignore'), 'dist/\n');
+    write(path.join(dir, 'index.js'), 'one\n');
+    git(repo, ['init', '-q']);
+    git(repo, ['add', '.']);
+    git(repo, ['commit', '-qm', 'init']);
+    const made = arb(['fork', '--print', dir]);
+    expect(made.status).toBe(0);
+    const fork = made.stdout.trim();
+    write(path.join(fork, 'node_modules/big/index.js'), 'installed by the agent\n');
+    write(path.join(fork, 'debug.log'), 'a log\n');
+    write(path.join(fork, 'dist/out.js'), 'built\n');
+    write(path.join(fork, 'new.js'), 'new work\n');
+    const r = arb(['diff', fork]);
+    expect(r.status).toBe(1);
+    const files = [...r.stdout.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+    expect(files).toEqual(['packages/lib/new.js']);
+    const list = arb(['fork', '-l', '--json', dir]);
+    expect(JSON.parse(list.stdout)).toMatchObject([{ status: 'only-here', count: 1 }]);
+  });
+
+  it('a directory the rules above ignore as a whole goes by its own .gitignore files', () => {
+    const repo = path.join(work, 'mono');
+    const dir = path.join(repo, 'vendor', 'lib');
+    // `vendor/` ignores the directory, its fork and its base alike: were the rules above taken
+    // for them, everything in the fork would be left out of its patch.
+    write(path.join(repo, '.gitignore'), 'vendor/\n');
+    write(path.join(dir, '.gitignore'), '*.tmp\n');
+    write(path.join(dir, 'index.js'), 'one\n');
+    git(repo, ['init', '-q']);
+    const fork = cpFork(dir);
+    write(path.join(fork, 'scratch.tmp'), 'ignored by its own\n');
+    write(path.join(fork, 'new.js'), 'new work\n');
+    const r = arb(['diff', fork]);
+    expect(r.status).toBe(1);
+    const files = [...r.stdout.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+    expect(files).toEqual(['vendor/lib/new.js']);
+  });
+
   it('names files from the directory when it is a repository of its own', () => {
     const outer = path.join(work, 'home');
     git(work, ['init', '-q', outer]);
