@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
-import { LinkView, RUN_LATER, nodeLinks, resolveWithLinks } from './hardening';
+import { LinkView, RUN_LATER, forkNeighbours, nodeLinks, resolveWithLinks } from './hardening';
 import { runAndWait } from './jail';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
 import type { Grant } from './policy';
@@ -313,12 +313,14 @@ export function bwrapCheckStep(mounts: readonly MountSpec[]): ConfineStep {
  * is, and only if that is inside a writable path and not in the directory the command works in.
  */
 export function protectedPaths(
-  input: { writable: readonly string[]; homes: readonly string[]; pathVar?: string; dir: string },
+  input: { writable: readonly string[]; homes: readonly string[]; pathVar?: string; dir: string; neighbours?: readonly string[] },
   view: LinkView = nodeLinks,
 ): string[] {
   const candidates: string[] = [];
   for (const entry of (input.pathVar ?? '').split(':')) if (path.posix.isAbsolute(entry)) candidates.push(entry);
   for (const h of input.homes) for (const rel of RUN_LATER) candidates.push(path.posix.join(h, rel));
+  // Beside the fork (hardening.ts forkNeighbours): the directory forked, its base, other forks.
+  candidates.push(...(input.neighbours ?? []));
   const out: string[] = [];
   for (const c of candidates) {
     const { real } = resolveWithLinks(c, view);
@@ -362,7 +364,13 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       dir: plan.dir,
       homes: plan.homes,
       ...grants,
-      protect: protectedPaths({ writable: grants.writable, homes: plan.homes, pathVar: plan.options.env.PATH, dir: plan.dir }),
+      protect: protectedPaths({
+        writable: grants.writable,
+        homes: plan.homes,
+        pathVar: plan.options.env.PATH,
+        dir: plan.dir,
+        neighbours: plan.fork ? forkNeighbours(plan.fork) : undefined,
+      }),
       ...gatherBwrapFacts(plan.options.env),
       mounts,
       file: plan.file,
@@ -392,6 +400,7 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       return runAndWait(
         p,
         () => {
+          closeInheritedDescriptors();
           const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env: p.env });
           child.stdio[STATUS_FD]?.on('data', (chunk: Buffer) => {
             status += chunk.toString('utf8');
@@ -418,6 +427,40 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       );
     };
   };
+}
+
+/**
+ * Closes the descriptors confine inherited (a pipe or a directory its caller left open), which
+ * spawn would pass on to bwrap and bwrap to the command: only 0, 1, 2 may reach it. They are
+ * told apart from Node's own by O_CLOEXEC, which libuv sets on every descriptor it opens, and
+ * which /proc/self/fdinfo shows (flags, octal).
+ */
+export function closeInheritedDescriptors(): void {
+  const ipc = Number(process.env.NODE_CHANNEL_FD ?? -1);
+  let fds: string[];
+  try {
+    fds = fs.readdirSync('/proc/self/fd');
+  } catch {
+    return; // no /proc: bwrap could not run either, and says so
+  }
+  for (const name of fds) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2 || fd === ipc) continue;
+    let info: string;
+    try {
+      info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    } catch {
+      continue; // the descriptor readdir itself used, closed since
+    }
+    const flags = /^flags:\s+([0-7]+)/m.exec(info);
+    if (flags && (parseInt(flags[1], 8) & 0o2000000) === 0) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* gone already */
+      }
+    }
+  }
 }
 
 /** The "exit-code" bwrap reported on its JSON status descriptor, if it did. */

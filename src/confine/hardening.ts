@@ -131,6 +131,8 @@ export interface MountPlanInput {
   dir?: string;
   /** $TMPDIR, if set: private too (ssh-agent and emacs put their sockets there). */
   tmpdir?: string;
+  /** What lies beside the fork (forkNeighbours): read-only where a writable path holds it. */
+  neighbours?: readonly string[];
 }
 
 /** A step of the plan, with why it is there (and, for a read-only bind inside a writable one,
@@ -239,6 +241,14 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     if (path.isAbsolute(entry)) protect.push([entry, 'on $PATH: a program planted there would run outside']);
   }
   for (const h of input.homes) for (const rel of RUN_LATER) protect.push([path.join(h, rel), 'run outside later (your shell or cargo)']);
+  // Beside the fork, unless a private tmpfs hides it already: binding it back, even read-only,
+  // would bring the host's files (and sockets) back into the private /tmp.
+  const privateRoots = [...candidates.values()].filter((c) => c.kind === 'tmpfs').map((c) => c.path);
+  for (const p of input.neighbours ?? []) {
+    if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t))) {
+      protect.push([p, 'beside the fork (the directory forked, a base, another fork): never written by the command']);
+    }
+  }
   for (const [p, why] of protect) {
     const { real } = resolveWithLinks(p, view);
     const kind = view.lstat(real);
@@ -291,6 +301,44 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
 
   kept.sort((a, b) => depth(a.path) - depth(b.path) || ORDER[a.kind] - ORDER[b.kind] || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { readOnlyRoot, ops: kept };
+}
+
+/**
+ * What a fork has beside it that the command must never change: the directory it was forked
+ * from, its base (arb diff compares the fork with it, so it is never written after the fork),
+ * and the other forks of the same directory with their bases. They are usually outside every
+ * writable path; but a project in /var/tmp, ~/.cache, $TMPDIR or a -w path has them all in a
+ * writable one, where the namespaces (and bwrap) bind them back read-only, and Landlock alone
+ * can only warn.
+ */
+export function forkNeighbours(fork: { source: string; fork: string; base: string }, readdir: (dir: string) => string[] | undefined = nodeReaddir): string[] {
+  const parent = path.dirname(fork.fork);
+  const name = path.basename(fork.source);
+  const out = new Set<string>([fork.source, fork.base]);
+  for (const entry of readdir(parent) ?? []) {
+    const sibling = entry.startsWith(`${name}.`) || (entry.startsWith(`.${name}.`) && entry.endsWith('.base'));
+    if (sibling) out.add(path.join(parent, entry));
+  }
+  out.delete(fork.fork);
+  return [...out].sort();
+}
+
+function nodeReaddir(dir: string): string[] | undefined {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The writable grant that holds one of the fork's neighbours, if any (for Landlock alone). */
+export function writableOver(neighbours: readonly string[], grants: readonly GrantLike[], dir?: string): string | undefined {
+  for (const n of neighbours) {
+    if (dir && isInside(n, dir)) continue;
+    const g = grants.find((w) => w.access === 'write' && w.path !== dir && isInside(n, w.path));
+    if (g) return g.path;
+  }
+  return undefined;
 }
 
 // --- the layers ---------------------------------------------------------------------------
@@ -351,6 +399,8 @@ export interface HardeningInput {
   terminal?: string;
   /** The directory the command works in. */
   dir?: string;
+  /** Beside the fork confine made (forkNeighbours): kept from the command's writes. */
+  neighbours?: readonly string[];
 }
 
 export interface Layer {
@@ -409,6 +459,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
     pathVar: input.env.PATH,
     dir: input.dir,
     tmpdir: input.env.TMPDIR,
+    neighbours: input.neighbours,
   });
 
   // Namespaces: asked off, or probed.
@@ -469,6 +520,11 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
   } else {
     const lost = 'unix sockets in /run, /tmp and $XDG_RUNTIME_DIR stay reachable (ssh-agent, D-Bus, Docker), files outside can be re-permissioned (chmod, chown, touch), and other processes and their command lines are visible';
     warnings.push(`Landlock alone: ${why}, so ${lost}`);
+    // Landlock cannot take away, inside a writable grant, what the grant gives.
+    const over = writableOver(input.neighbours ?? [], input.grants, input.dir);
+    if (over !== undefined) {
+      warnings.push(`the fork is inside ${over}, which the command may write: with Landlock alone it can also change the directory it was forked from, its base and the other forks there (fork a directory outside ${over}, or let the namespaces run)`);
+    }
   }
   if (seccomp) details.push(`seccomp: ioctl TIOCSTI and TIOCLINUX denied${seccomp.denyNetwork ? '; sockets other than unix sockets denied' : ''}`);
 
@@ -537,6 +593,7 @@ export function hardeningInput(plan: ConfinePlan): HardeningInput {
     gid: process.getgid?.() ?? 0,
     terminal: ownTerminal(),
     dir: plan.dir,
+    neighbours: plan.fork ? forkNeighbours(plan.fork) : undefined,
   };
 }
 
