@@ -14,7 +14,8 @@
 //   A service's settings that are not secrets stay (ANTHROPIC_BASE_URL, HF_HOME), its keys go
 //   (ANTHROPIC_API_KEY, HF_TOKEN).
 // or its value looks like a credential: a URL with a password in it (scheme://user:pass@host),
-// or a token in a well-known format (ghp_…, github_pat_…, glpat-…, xoxb-…, sk-…, AKIA…, npm_…).
+// or a token in a well-known format (ghp_…, github_pat_…, glpat-…, xoxb-…, sk-…, AKIA…, npm_…,
+// Stripe's sk_live_…, a JWT eyJ….eyJ….…).
 // SSH_AUTH_SOCK and GPG_AGENT_INFO name agents that sign with the user's keys: removed too.
 //
 // `keep` (from `-e NAME`, and from presets for an agent's own key) keeps a variable whatever it
@@ -73,6 +74,8 @@ const SECRET_VALUES: readonly RegExp[] = [
   /^sk-[A-Za-z0-9_-]{20,}/, // OpenAI, Anthropic (sk-ant-…)
   /^(AKIA|ASIA)[0-9A-Z]{16}$/, // AWS access key id
   /^npm_[A-Za-z0-9]{36}$/, // npm
+  /^[sr]k_(live|test)_[A-Za-z0-9]{16,}/, // Stripe secret and restricted keys
+  /^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+/, // a JWT: a bearer token
 ];
 
 /** Why a variable looks secret (a short phrase), or undefined if it does not. */

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { CLI, itIf, testEnv } from '../helpers/env';
-import { arbAsUser } from '../helpers/run';
+import { arbAsUser, asUser } from '../helpers/run';
 import { PROBE, answer, confineProbe } from './confine-helpers';
 
 const env = testEnv();
@@ -128,4 +128,18 @@ describe('inherited descriptors', () => {
       expect(r.fds).toEqual(['0', '1', '2', '3']);
     });
   }
+});
+
+// Tokens whose format gives them away, under names that do not: a Stripe key, a JWT.
+describe('secrets in the environment, by their format', () => {
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+  const vars = { PAYMENTS: 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', SESSION_BEARER: JWT, PLAIN_SETTING: 'eyJ-not-a-token' };
+
+  test('a Stripe key and a JWT are removed; a variable that only looks alike stays', () => {
+    const script = "import os; print('ENV', sorted(k for k in ('PAYMENTS','SESSION_BEARER','PLAIN_SETTING') if k in os.environ))";
+    const outside = asUser('/usr/bin/python3', ['-c', script], { env: vars });
+    expect(outside.stdout).toContain("ENV ['PAYMENTS', 'PLAIN_SETTING', 'SESSION_BEARER']");
+    const r = arbAsUser(['confine', '-d', project, '--', 'python3', '-c', script], { env: vars });
+    expect([r.status, r.stdout]).toEqual([0, "ENV ['PLAIN_SETTING']\n"]);
+  });
 });
