@@ -127,6 +127,23 @@ const lightAssert = {
   },
 };
 
+// `import * as fs from 'node:fs'` in each of some thirty modules becomes, bundled, a copy of fs'
+// exports (a getter per name) made when each is loaded: milliseconds at every start. A module of
+// arb's importing a Node built-in gets it from one shared module per built-in instead, whose
+// exports are copied once.
+const sharedBuiltins = {
+  name: 'shared-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      args.importer.startsWith(SRC + path.sep) ? { path: args.path, namespace: 'shared-builtin' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, (args) => ({
+      contents: `export * from ${JSON.stringify(args.path)};\nexport default require(${JSON.stringify(args.path)});\n`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** Writes a file whole, under another name first, so that an arb starting meanwhile sees the old one or the new one. */
 function writeAtomic(file, data, mode) {
   const tmp = `${file}.${process.pid}.tmp`;
@@ -228,7 +245,7 @@ async function main() {
     target: 'node20',
     // The addon is loaded by path at run time (src/native.ts lists every path it tries).
     external: ['*.node'],
-    plugins: [keepDirname, lightAssert],
+    plugins: [keepDirname, lightAssert, sharedBuiltins],
     logLevel: 'warning',
     // require(candidate) of the addon cannot be bundled, and is not meant to be.
     logOverride: { 'unsupported-require-call': 'silent' },
