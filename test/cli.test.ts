@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { REPO_ROOT } from './helpers/env';
+import { asksForHelp } from '../src/cli';
 import { arb } from './helpers/run';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
@@ -56,5 +57,35 @@ describe('arb', () => {
     expect(r.stdout).toMatch(/^fsfork /);
     const d = arb(['--help'], {}, 'fsdiff');
     expect(d.stdout).toMatch(/^fsdiff /);
+  });
+
+  it('reads arb CMD as its alias: the same help but for the name', () => {
+    for (const [cmd, alias] of [
+      ['fork', 'fsfork'],
+      ['confine', 'confine'],
+      ['diff', 'fsdiff'],
+    ]) {
+      const a = arb([cmd, '--help']);
+      const b = arb(['--help'], {}, alias);
+      expect(a.status).toBe(0);
+      expect(a.stdout.startsWith(`arb ${cmd} `)).toBe(true);
+      expect(`${alias}${a.stdout.slice(`arb ${cmd}`.length)}`).toBe(b.stdout);
+    }
+  });
+});
+
+describe('asksForHelp', () => {
+  it.each([
+    [['--help'], true],
+    [['-h'], true],
+    [['-vh'], true],
+    [['--help=true'], true],
+    [['-d', 'dir', '-h'], true],
+    [['-d', 'h'], false],
+    [['--', '-h'], false],
+    [['--hidden'], false],
+    [[], false],
+  ])('%j -> %s', (argv, expected) => {
+    expect(asksForHelp(argv)).toBe(expected);
   });
 });
