@@ -94,6 +94,25 @@ function gitEnv(home: string, gitDir: string, options: GitRunOptions): NodeJS.Pr
   return env;
 }
 
+/**
+ * Where private repositories are made: the user's runtime directory ($XDG_RUNTIME_DIR, private to
+ * the user and not writable by a confined command) where there is one, else the temporary
+ * directory. A command confined by Landlock alone may write /tmp: there it could race to plant
+ * configuration or attributes in a repository arb is about to run git in.
+ */
+export function privateParent(env: NodeJS.ProcessEnv = process.env): string {
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) {
+    try {
+      const st = fs.lstatSync(runtime);
+      if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return runtime;
+    } catch {
+      /* not there: the temporary directory */
+    }
+  }
+  return os.tmpdir();
+}
+
 export class PrivateRepo {
   /** The temporary directory holding the repository (and a HOME for git). */
   readonly root: string;
@@ -112,7 +131,7 @@ export class PrivateRepo {
    * processes less for every arb diff and arb fork (issue 10), and nothing of git's templates.
    */
   static async create(): Promise<PrivateRepo> {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-git-'));
+    const root = fs.mkdtempSync(path.join(privateParent(), 'arb-git-'));
     const repo = new PrivateRepo(root);
     // Removed at exit from here on: Ctrl-C may come while it is made.
     live.add(repo);

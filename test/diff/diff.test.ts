@@ -561,11 +561,37 @@ describe("arb diff's private repository", () => {
     const fork = cpFork(dir);
     changeFork(fork);
     const tmp = arbTmp();
-    const e = { ...process.env, TMPDIR: tmp };
+    const e = { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: '' };
     expect(arb(['diff', fork], { env: e }).status).toBe(1);
     expect(fs.readdirSync(tmp)).toEqual([]);
     expect(arb(['diff', fork, dir], { env: e }).status).toBe(1);
     expect(fs.readdirSync(tmp)).toEqual([]);
+  });
+
+  it("is made in the user's runtime directory where there is one, out of a confined command's reach", () => {
+    const dir = path.join(work, 'proj');
+    makeRepo(dir);
+    const fork = cpFork(dir);
+    changeFork(fork);
+    const tmp = arbTmp();
+    const runtime = path.join(work, 'runtime');
+    fs.mkdirSync(runtime, { mode: 0o700 });
+    // git (fast-import, then diff-tree) runs in the private repository: a wrapper on PATH sees where.
+    const bin = path.join(work, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$GIT_DIR" >> ${bin}/where\nexec /usr/bin/git "$@"\n`, { mode: 0o755 });
+    const e = { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, PATH: `${bin}:${process.env.PATH}` };
+    expect(arb(['diff', fork], { env: e }).status).toBe(1);
+    const where = fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n');
+    expect(where.length).toBeGreaterThan(0);
+    for (const w of where) expect(w.startsWith(`${runtime}/arb-git-`)).toBe(true);
+    expect(fs.readdirSync(runtime)).toEqual([]);
+    expect(fs.readdirSync(tmp)).toEqual([]);
+    // One that others could write is not used.
+    fs.chmodSync(runtime, 0o777);
+    fs.rmSync(path.join(bin, 'where'));
+    expect(arb(['diff', fork], { env: e }).status).toBe(1);
+    for (const w of fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n')) expect(w.startsWith(`${tmp}/arb-git-`)).toBe(true);
   });
 
   it('is removed when arb diff is interrupted (Ctrl-C)', async () => {
@@ -577,7 +603,7 @@ describe("arb diff's private repository", () => {
       write(path.join(b, `d${i % 30}`, `f${i}`), `new ${i}\n`.repeat(50));
     }
     const tmp = arbTmp();
-    const child = spawn(process.execPath, [CLI, 'diff', a, b], { env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'diff', a, b], { env: { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.resume();
     const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
     // Wait until the private repository exists, then interrupt.
