@@ -19,6 +19,8 @@ export interface TestEnv {
   userWork?: string;
   /** Where the probe scripts confined commands run are copied (see probe()). */
   probes?: string;
+  /** Where links named fsfork, confine, fsdiff… to the built cli.js go (test/helpers/run.ts). */
+  aliases?: string;
 }
 
 export const STATE_FILE = path.join(os.tmpdir(), `arb-test-env-${process.ppid}-state.json`);

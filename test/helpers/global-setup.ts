@@ -124,6 +124,7 @@ export default async function globalSetup(): Promise<void> {
   makeXfs(env);
   makeUser(env);
   copyProbes(env);
+  env.aliases = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-bin-'));
   const file = STATE_FILE;
   fs.writeFileSync(file, JSON.stringify(env, null, 2));
   process.env.ARB_TEST_STATE = file;

@@ -15,5 +15,6 @@ export default async function globalTeardown(): Promise<void> {
   }
   if (env.userWork) fs.rmSync(env.userWork, { recursive: true, force: true });
   if (env.probes) fs.rmSync(env.probes, { recursive: true, force: true });
+  if (env.aliases) fs.rmSync(env.aliases, { recursive: true, force: true });
   fs.rmSync(file, { force: true });
 }

@@ -42,11 +42,14 @@ export function arb(args: string[], options: RunOptions = {}, name = 'arb'): Run
   return result(spawnSync(process.execPath, [file, ...args], spawnOptions));
 }
 
-let aliasDir: string | undefined;
-/** A link named `name` to the built cli.js, as npm's bin entries and scripts/install make. */
+/**
+ * A link named `name` to the built cli.js, as npm's bin entries and scripts/install make, in the
+ * directory global-setup made for the run (and teardown removes).
+ */
 export function aliasPath(name: string): string {
-  if (!aliasDir) aliasDir = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-bin-'));
-  const link = path.join(aliasDir, name);
+  const dir = testEnv().aliases;
+  if (!dir) throw new Error('no directory for the aliases: see test/helpers/global-setup.ts');
+  const link = path.join(dir, name);
   if (!fs.existsSync(link)) fs.symlinkSync(CLI, link);
   return link;
 }
