@@ -21,7 +21,6 @@
 // so once on stderr. The seccomp filter (TIOCSTI, TIOCLINUX) applies in both modes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as tty from 'node:tty';
 
 import { ArbError, usageError } from '../errors';
 import type { MountOpSpec, NamespacePlanSpec, NamespaceProbeResult, SeccompPlanSpec } from '../native';
@@ -597,10 +596,13 @@ export function hardeningInput(plan: ConfinePlan): HardeningInput {
   };
 }
 
-/** The pseudo-terminal confine's standard streams are, as /dev/pts/N, if any. */
+/**
+ * The pseudo-terminal confine's standard streams are, as /dev/pts/N, if any. A name under
+ * /dev/pts is a terminal, so no isatty() is needed (node:tty would load net and streams at every
+ * start).
+ */
 export function ownTerminal(): string | undefined {
   for (const fd of [0, 1, 2]) {
-    if (!tty.isatty(fd)) continue;
     try {
       const link = fs.readlinkSync(`/proc/self/fd/${fd}`);
       if (/^\/dev\/pts\/\d+$/.test(link)) return link;

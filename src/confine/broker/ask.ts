@@ -9,7 +9,10 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { findOnPath } from './find-tools';
 import { killTree } from './process-tree';
+
+export { findOnPath };
 
 export type Answer = 'once' | 'always' | 'no';
 
@@ -186,23 +189,6 @@ export type AskerChoice =
   | { kind: 'kdialog'; program: string }
   | { kind: 'none'; why: string };
 
-/** The first executable file called `name` on `PATH`, or undefined. */
-export function findOnPath(name: string, searchPath: string | undefined): string | undefined {
-  for (const dir of (searchPath ?? '').split(path.delimiter)) {
-    if (!dir || !path.isAbsolute(dir)) continue;
-    const file = path.join(dir, name);
-    try {
-      const st = fs.statSync(file);
-      if (st.isFile()) {
-        fs.accessSync(file, fs.constants.X_OK);
-        return file;
-      }
-    } catch {
-      /* not here */
-    }
-  }
-  return undefined;
-}
 
 /** Who asks, given confine's environment: CONFINE_ASK, else a dialog, else nobody. */
 export function chooseAsker(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): AskerChoice {

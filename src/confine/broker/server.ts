@@ -26,7 +26,8 @@ import * as path from 'node:path';
 import { ArbError } from '../../errors';
 import { recvFds } from '../../native';
 import { addAllowed, allowFilePath, readAllowed } from './allow';
-import { AskResult, Question, ask as defaultAsk, displayCommandLine, findOnPath, isWritable } from './ask';
+import { AskResult, Question, ask as defaultAsk, displayCommandLine, isWritable } from './ask';
+import { findTools } from './find-tools';
 import { killTree, processTree, signalAll } from './process-tree';
 import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
 import { TOOLS } from './tools';
@@ -85,23 +86,6 @@ export interface Broker {
   closeSync(): void;
 }
 
-/** The tools of `tools` installed on `searchPath`, by name. Links to arb itself (a shim) are not. */
-export function findTools(searchPath: string | undefined, tools: readonly Tool[] = TOOLS, cli?: string): Record<string, string> {
-  const found: Record<string, string> = {};
-  for (const tool of tools) {
-    const file = findOnPath(tool.name, searchPath);
-    if (!file) continue;
-    if (cli) {
-      try {
-        if (fs.realpathSync(file) === fs.realpathSync(cli)) continue;
-      } catch {
-        /* keep it */
-      }
-    }
-    found[tool.name] = file;
-  }
-  return found;
-}
 
 function isInside(parent: string, p: string): boolean {
   const rel = path.relative(parent, p);

@@ -13,7 +13,7 @@
 import * as path from 'node:path';
 
 import type { ConfinePlan, ConfineStep } from '../run';
-import { findTools, startBroker } from './server';
+import { findTools } from './find-tools';
 import { TOOLS } from './tools';
 
 /** arb's own files: the package root (dist/, build/Release/arb.node, node_modules). */
@@ -33,6 +33,9 @@ export const brokerStep: ConfineStep = async (plan) => {
   const programs = findTools(plan.options.env.PATH, TOOLS, cli);
   if (Object.keys(programs).length === 0) return;
 
+  // Loaded only now: the server brings net and child_process, which a start without gh need not.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { startBroker } = require('./server') as typeof import('./server');
   const broker = await startBroker({
     root: plan.dir,
     writable: () => writablePaths(plan),
