@@ -61,21 +61,19 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "common/work_pool.h"
 
 namespace arb {
 namespace {
@@ -181,9 +179,9 @@ struct Finish {
   struct stat st;
 };
 
-class Engine {
+class Engine : public WorkPool<Task, DarwinCloneFailure> {
  public:
-  explicit Engine(const DarwinCloneOptions& options) : o_(options) {
+  explicit Engine(const DarwinCloneOptions& options) : WorkPool(options.cancel), o_(options) {
     for (const std::string& s : o_.skip) AddSkip(&skip_, s);
     euid_ = geteuid();
     egid_ = getegid();
@@ -206,8 +204,6 @@ class Engine {
     SkipInside(&fork_skip, base_real, fork_real);
     return RunPass(o_.base, o_.fork, &fork_skip, false, progress);
   }
-
-  const DarwinCloneFailure& failure() const { return failure_; }
 
   void Totals(DarwinCloneTotals* t) const {
     t->files = files_;
@@ -264,89 +260,25 @@ class Engine {
     dst_ino_ = st.st_ino;
 
     Push(Task{"", skip, nullptr, {}});
-    std::vector<std::thread> pool;
-    pool.reserve(threads_);
-    try {
-      for (unsigned i = 0; i < threads_; i++) pool.emplace_back([this] { Worker(); });
-    } catch (const std::system_error& e) {
-      Fail(e.code().value() != 0 ? e.code().value() : EAGAIN, "pthread_create", "");
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (outstanding_ != 0 && !stop_) {
-        done_cv_.wait_for(lock, kProgressEvery);
-        if (outstanding_ != 0 && !stop_ && first_ && progress) {
-          lock.unlock();
-          progress(files_.load(), bytes_.load());
-          lock.lock();
-        }
-      }
-    }
-    for (std::thread& t : pool) t.join();
-    if (!failed_ && pool.empty()) Fail(EAGAIN, "pthread_create", "");
-    if (failed_) return false;
+    std::function<void()> tick;
+    if (first_ && progress) tick = [this, &progress] { progress(files_.load(), bytes_.load()); };
+    if (!RunTasks(threads_, kProgressEvery, [this](Task& task) { Handle(task); }, tick)) return false;
     if (Stopped()) return false;
     return FinishDirectories();
   }
 
   // --- the queue ---------------------------------------------------------------------------
 
-  void Push(Task task) {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(task));
-    outstanding_++;
-    cv_.notify_one();
-  }
-
-  void Worker() {
-    for (;;) {
-      Task task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty() || outstanding_ == 0; });
-        if (stop_ || queue_.empty()) return;
-        // Newest first: depth first, so the queue (and what it holds open) stays short.
-        task = std::move(queue_.back());
-        queue_.pop_back();
+  // A task: list a directory made anew, or take a batch of its entries.
+  void Handle(const Task& task) {
+    if (task.fds) {
+      for (const std::string& name : task.names) {
+        if (Stopped()) break;
+        Entry(task.rel, task.node, *task.fds, name);
       }
-      if (task.fds) {
-        for (const std::string& name : task.names) {
-          if (Stopped()) break;
-          Entry(task.rel, task.node, *task.fds, name);
-        }
-      } else {
-        List(task);
-      }
-      task = Task();  // close the batch's descriptors before saying it is done
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--outstanding_ == 0) {
-        cv_.notify_all();
-        done_cv_.notify_all();
-      }
+    } else {
+      List(task);
     }
-  }
-
-  bool Stopped() {
-    if (stop_flag_.load(std::memory_order_relaxed)) return true;
-    if (o_.cancel && __atomic_load_n(o_.cancel, __ATOMIC_RELAXED) != 0) {
-      Fail(ECANCELED, "cancel", "");
-      return true;
-    }
-    return false;
-  }
-
-  // Records the first failure and stops every thread. Returns false, for `return Fail(…)`.
-  bool Fail(int err, const char* syscall_name, const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!failed_) {
-      failed_ = true;
-      failure_ = DarwinCloneFailure{err, syscall_name, path};
-    }
-    stop_ = true;
-    stop_flag_.store(true, std::memory_order_relaxed);
-    cv_.notify_all();
-    done_cv_.notify_all();
-    return false;
   }
 
   // --- a directory made anew -----------------------------------------------------------------
@@ -644,15 +576,6 @@ class Engine {
   std::atomic<bool> cloning_{true};
   std::atomic<uint64_t> files_{0}, directories_{0}, symlinks_{0}, fifos_{0}, bytes_{0};
   std::atomic<uint64_t> reflinked_{0}, copied_{0}, cloned_whole_{0};
-
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  std::deque<Task> queue_;
-  size_t outstanding_ = 0;
-  bool stop_ = false;
-  std::atomic<bool> stop_flag_{false};
-  bool failed_ = false;
-  DarwinCloneFailure failure_;
 
   std::mutex left_mu_;
   std::vector<DarwinLeftOut> left_out_;

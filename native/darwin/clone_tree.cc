@@ -12,21 +12,16 @@
 #include <sys/clonefile.h>
 
 #include <algorithm>
-#include <functional>
-#include <memory>
 #include <string>
 #include <utility>
 
+#include "common/clone_worker.h"
 #include "common/errno_error.h"
 #include "darwin/clone_engine.h"
 #include "darwin/modules.h"
 
 namespace arb {
 namespace {
-
-struct Progress {
-  uint64_t files, bytes;
-};
 
 // A path from JavaScript: a string (UTF-8) or a Buffer (any bytes, e.g. from git -z). A NUL
 // would cut the path short in every system call, so it is refused.
@@ -46,43 +41,17 @@ std::string BytesOf(const Napi::Value& v, const char* fn, const char* what) {
   return s;
 }
 
-class CloneWorker : public Napi::AsyncWorker {
+class CloneWorker : public CloneWorkerBase {
  public:
   CloneWorker(Napi::Env env, DarwinCloneOptions options, Napi::Function progress, Napi::Object cancel_holder)
-      : Napi::AsyncWorker(env, "arb:cloneTree"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        options_(std::move(options)) {
-    if (!progress.IsEmpty()) {
-      tsfn_ = Napi::ThreadSafeFunction::New(env, progress, "arb:cloneTree:progress", 0, 1);
-      has_tsfn_ = true;
-    }
-    if (!cancel_holder.IsEmpty()) cancel_ref_ = Napi::Persistent(cancel_holder);
-  }
+      : CloneWorkerBase(env, progress, cancel_holder), options_(std::move(options)) {}
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+ private:
+  bool Clone(const Report& report) override { return DarwinCloneTree(options_, report, &totals_, &failure_); }
 
-  void Execute() override {
-    std::function<void(uint64_t, uint64_t)> report;
-    if (has_tsfn_) {
-      report = [this](uint64_t files, uint64_t bytes) {
-        auto* p = new Progress{files, bytes};
-        napi_status s = tsfn_.NonBlockingCall(p, [](Napi::Env env, Napi::Function cb, Progress* data) {
-          std::unique_ptr<Progress> owned(data);
-          if (env != nullptr && !cb.IsEmpty()) {
-            cb.Call({Napi::Number::New(env, static_cast<double>(owned->files)),
-                     Napi::Number::New(env, static_cast<double>(owned->bytes))});
-          }
-        });
-        if (s != napi_ok) delete p;  // queue full or closing: this report is simply skipped
-      };
-    }
-    bool ok = DarwinCloneTree(options_, report, &totals_, &failure_);
-    if (has_tsfn_) tsfn_.Release();
-    if (!ok) SetError("cloneTree failed");
-  }
+  ErrnoFailure Failure() const override { return ErrnoFailure{failure_.err, failure_.syscall, failure_.path}; }
 
-  void OnOK() override {
-    Napi::Env env = Env();
+  Napi::Value Result(Napi::Env env) override {
     Napi::Object r = Napi::Object::New(env);
     auto number = [&env](uint64_t n) { return Napi::Number::New(env, static_cast<double>(n)); };
     r.Set("files", number(totals_.files));
@@ -103,21 +72,12 @@ class CloneWorker : public Napi::AsyncWorker {
       left.Set(static_cast<uint32_t>(i), o);
     }
     r.Set("leftOut", left);
-    deferred_.Resolve(r);
+    return r;
   }
 
-  void OnError(const Napi::Error&) override {
-    deferred_.Reject(ErrnoError(Env(), ErrnoFailure{failure_.err, failure_.syscall, failure_.path}).Value());
-  }
-
- private:
-  Napi::Promise::Deferred deferred_;
   DarwinCloneOptions options_;
   DarwinCloneTotals totals_;
   DarwinCloneFailure failure_;
-  Napi::ThreadSafeFunction tsfn_;
-  bool has_tsfn_ = false;
-  Napi::ObjectReference cancel_ref_;  // keeps the cancel flag's memory alive while threads read it
 };
 
 Napi::Value CloneTree(const Napi::CallbackInfo& info) {

@@ -47,10 +47,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -60,8 +58,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/clone_worker.h"
 #include "common/errno_error.h"
 #include "common/unique_fd.h"
+#include "common/work_pool.h"
 #include "linux/modules.h"
 
 namespace arb {
@@ -155,9 +155,9 @@ mode_t CurrentUmask() {
   return mask;
 }
 
-class Engine {
+class Engine : public WorkPool<Task, ErrnoFailure> {
  public:
-  explicit Engine(Options options) : o_(std::move(options)) {
+  explicit Engine(Options options) : WorkPool(options.cancel), o_(std::move(options)) {
     for (std::string s : o_.skip) {
       while (s.size() > 1 && s.back() == '/') s.pop_back();
       if (s.rfind("./", 0) == 0) s.erase(0, 2);
@@ -182,30 +182,11 @@ class Engine {
 
     unsigned n = o_.threads;
     if (n == 0) n = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    pool.reserve(n);
-    try {
-      for (unsigned i = 0; i < n; i++) pool.emplace_back([this] { Worker(); });
-    } catch (const std::system_error& e) {
-      Fail(e.code().value() ? e.code().value() : EAGAIN, "pthread_create", "");
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (outstanding_ != 0 && !stop_) {
-        done_cv_.wait_for(lock, kProgressEvery);
-        if (outstanding_ != 0 && !stop_ && progress) {
-          lock.unlock();
-          progress(files_.load(), bytes_.load());
-          lock.lock();
-        }
-      }
-    }
-    for (auto& t : pool) t.join();
-    if (!failed_ && pool.empty()) Fail(EAGAIN, "pthread_create", "");
-    return !failed_;
+    std::function<void()> tick;
+    if (progress) tick = [this, &progress] { progress(files_.load(), bytes_.load()); };
+    return RunTasks(n, kProgressEvery, [this](Task& task) { Handle(task); }, tick);
   }
 
-  const ErrnoFailure& failure() const { return failure_; }
   const std::vector<LeftOut>& left_out() const { return left_out_; }
   Totals totals() const {
     Totals t;
@@ -246,63 +227,19 @@ class Engine {
 
   // --- the queue ---------------------------------------------------------------------------
 
-  void Push(Task task) {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(task));
-    outstanding_++;
-    cv_.notify_one();
-  }
-
-  void Worker() {
-    for (;;) {
-      Task task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty() || outstanding_ == 0; });
-        if (stop_ || queue_.empty()) return;
-        // Newest first: depth first, so fewer directories are open at once.
-        task = std::move(queue_.back());
-        queue_.pop_back();
+  // A task: list a directory, or clone a batch of its files; then count that part of the
+  // directory's work done (the last part sets its mode and times).
+  void Handle(Task& task) {
+    if (task.fds) {
+      for (const std::string& name : task.names) {
+        if (Stopped()) break;
+        CloneFile(task.node, *task.fds, name, true);
       }
-      if (task.fds) {
-        for (const std::string& name : task.names) {
-          if (Stopped()) break;
-          CloneFile(task.node, *task.fds, name, true);
-        }
-        task.fds.reset();
-      } else {
-        List(task.node);
-      }
-      Release(std::move(task.node));
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--outstanding_ == 0) {
-        cv_.notify_all();
-        done_cv_.notify_all();
-      }
+      task.fds.reset();
+    } else {
+      List(task.node);
     }
-  }
-
-  bool Stopped() {
-    if (stop_flag_.load(std::memory_order_relaxed)) return true;
-    if (o_.cancel && __atomic_load_n(o_.cancel, __ATOMIC_RELAXED) != 0) {
-      Fail(ECANCELED, "cancel", "");
-      return true;
-    }
-    return false;
-  }
-
-  // Records the first failure and stops every thread. Returns false, for `return Fail(…)`.
-  bool Fail(int err, const char* syscall_name, const std::string& path) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!failed_) {
-      failed_ = true;
-      failure_ = ErrnoFailure{err, syscall_name, path};
-    }
-    stop_ = true;
-    stop_flag_.store(true, std::memory_order_relaxed);
-    cv_.notify_all();
-    done_cv_.notify_all();
-    return false;
+    Release(std::move(task.node));
   }
 
   // --- paths for messages ------------------------------------------------------------------
@@ -718,24 +655,11 @@ class Engine {
   std::atomic<bool> clone_to_base_{true}, clone_to_fork_{true}, copy_range_{true}, noatime_{true};
   std::atomic<uint64_t> files_{0}, directories_{0}, symlinks_{0}, fifos_{0}, bytes_{0}, reflinked_{0}, copied_{0};
 
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  std::deque<Task> queue_;
-  size_t outstanding_ = 0;
-  bool stop_ = false;
-  std::atomic<bool> stop_flag_{false};
-  bool failed_ = false;
-  ErrnoFailure failure_;
-
   std::mutex left_mu_;
   std::vector<LeftOut> left_out_;
 };
 
 // --- JavaScript --------------------------------------------------------------------------------
-
-struct Progress {
-  uint64_t files, bytes;
-};
 
 // A path from JavaScript: a string (UTF-8) or a Buffer (any bytes, e.g. from git -z).
 std::string BytesOf(const Napi::Value& v, const char* what) {
@@ -747,40 +671,17 @@ std::string BytesOf(const Napi::Value& v, const char* what) {
   throw Napi::TypeError::New(v.Env(), std::string("cloneTree: ") + what + " must be a string or a Buffer");
 }
 
-class CloneWorker : public Napi::AsyncWorker {
+class CloneWorker : public CloneWorkerBase {
  public:
   CloneWorker(Napi::Env env, Options options, Napi::Function progress, Napi::Object cancel_holder)
-      : Napi::AsyncWorker(env, "arb:cloneTree"), deferred_(Napi::Promise::Deferred::New(env)), engine_(std::move(options)) {
-    if (!progress.IsEmpty()) {
-      tsfn_ = Napi::ThreadSafeFunction::New(env, progress, "arb:cloneTree:progress", 0, 1);
-      has_tsfn_ = true;
-    }
-    if (!cancel_holder.IsEmpty()) cancel_ref_ = Napi::Persistent(cancel_holder);
-  }
+      : CloneWorkerBase(env, progress, cancel_holder), engine_(std::move(options)) {}
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+ private:
+  bool Clone(const Report& report) override { return engine_.Run(report); }
 
-  void Execute() override {
-    std::function<void(uint64_t, uint64_t)> report;
-    if (has_tsfn_) {
-      report = [this](uint64_t files, uint64_t bytes) {
-        auto* p = new Progress{files, bytes};
-        napi_status s = tsfn_.NonBlockingCall(p, [](Napi::Env env, Napi::Function cb, Progress* data) {
-          std::unique_ptr<Progress> owned(data);
-          if (env != nullptr && !cb.IsEmpty()) {
-            cb.Call({Napi::Number::New(env, static_cast<double>(owned->files)), Napi::Number::New(env, static_cast<double>(owned->bytes))});
-          }
-        });
-        if (s != napi_ok) delete p;
-      };
-    }
-    ok_ = engine_.Run(report);
-    if (has_tsfn_) tsfn_.Release();
-    if (!ok_) SetError("cloneTree failed");
-  }
+  ErrnoFailure Failure() const override { return engine_.failure(); }
 
-  void OnOK() override {
-    Napi::Env env = Env();
+  Napi::Value Result(Napi::Env env) override {
     Totals t = engine_.totals();
     Napi::Object r = Napi::Object::New(env);
     r.Set("files", Napi::Number::New(env, static_cast<double>(t.files)));
@@ -800,18 +701,10 @@ class CloneWorker : public Napi::AsyncWorker {
       arr.Set(static_cast<uint32_t>(i), o);
     }
     r.Set("leftOut", arr);
-    deferred_.Resolve(r);
+    return r;
   }
 
-  void OnError(const Napi::Error&) override { deferred_.Reject(ErrnoError(Env(), engine_.failure()).Value()); }
-
- private:
-  Napi::Promise::Deferred deferred_;
   Engine engine_;
-  Napi::ThreadSafeFunction tsfn_;
-  bool has_tsfn_ = false;
-  bool ok_ = false;
-  Napi::ObjectReference cancel_ref_;  // keeps the cancel flag's memory alive while threads read it
 };
 
 // cloneTree({source, base, fork?, skip, threads?, cancel?}, onProgress?) -> Promise<result>
