@@ -22,6 +22,7 @@
 
 #include "common/errno_error.h"
 #include "common/unique_fd.h"
+#include "linux/error_pipe.h"
 #include "linux/layers.h"
 #include "linux/modules.h"
 
@@ -418,18 +419,11 @@ Napi::Value LandlockSpawn(const Napi::CallbackInfo& info) {
   writeEnd.reset();
 
   WireFailure w;
-  size_t got = 0;
-  while (got < sizeof w) {
-    ssize_t n = read(readEnd.get(), reinterpret_cast<char*>(&w) + got, sizeof w - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
+  size_t got = ReadWire(readEnd.get(), &w);
   if (got == 0) return Napi::Number::New(env, pid);
 
   int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  WaitChild(pid, &status);
   if (got < sizeof w) throw FailureError(env, EIO, "read", "", false);
   w.syscall[sizeof w.syscall - 1] = '\0';
   w.path[sizeof w.path - 1] = '\0';

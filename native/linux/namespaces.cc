@@ -26,6 +26,7 @@
 
 #include "common/errno_error.h"
 #include "common/unique_fd.h"
+#include "linux/error_pipe.h"
 #include "linux/layers.h"
 #include "linux/modules.h"
 
@@ -441,16 +442,9 @@ Napi::Value NamespacesProbe(const Napi::CallbackInfo& info) {
 
   WireFailure w;
   memset(&w, 0, sizeof w);
-  size_t got = 0;
-  while (got < sizeof w) {
-    ssize_t n = read(readEnd.get(), reinterpret_cast<char*>(&w) + got, sizeof w - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
+  size_t got = ReadWire(readEnd.get(), &w);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  WaitChild(pid, &status);
   Napi::Object result = Napi::Object::New(env);
   bool ok = got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   result.Set("ok", Napi::Boolean::New(env, ok));
