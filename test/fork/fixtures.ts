@@ -4,36 +4,16 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { git, write } from '../diff/helpers';
 import { CLI } from '../helpers/env';
+import { arb } from '../helpers/run';
 
-/** Runs git in `cwd` as a user would, with an identity and no global config. */
-export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@example.com',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@example.com',
-      ...env,
-    },
-  });
-}
+// git and write as arb diff's tests have them: one helper for both.
+export { git, write };
 
 /** Path of a name that is not UTF-8 (byte 0xff), as a Buffer. */
 export function rawPath(dir: string, ...bytes: number[]): Buffer {
   return Buffer.concat([Buffer.from(`${dir}/`), Buffer.from(bytes)]);
-}
-
-export function write(file: string, content: string | Buffer, mode?: number): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, content);
-  if (mode !== undefined) fs.chmodSync(file, mode);
 }
 
 /** A unix socket file, left behind by a process that exits without closing it. */
@@ -181,4 +161,22 @@ export function forkLibrary(options: Record<string, unknown>): { source: string;
 /** Removes a fork, base or fixture whatever its modes. */
 export function rmrf(p: string): void {
   execFileSync('rm', ['-rf', '--', p]);
+}
+
+/** A small committed repository (a.txt, src/b.c) with `gitignore` as its .gitignore. */
+export function makeSmallRepo(dir: string, gitignore: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, ['init', '-q']);
+  write(path.join(dir, '.gitignore'), gitignore);
+  write(path.join(dir, 'a.txt'), 'a\n');
+  write(path.join(dir, 'src/b.c'), 'b\n');
+  git(dir, ['add', '.']);
+  git(dir, ['commit', '-qm', 'init']);
+}
+
+/** Forks `dir` with `arb fork --print` (named `name` if given); the fork's path. */
+export function forkOf(dir: string, name?: string): string {
+  const r = arb(['fork', '--print', ...(name ? ['-n', name] : []), dir]);
+  expect(r.status).toBe(0);
+  return r.stdout.trim();
 }

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import { ForkEntry, formatTable, timeAgo } from '../../src/fork/list';
 import { arb, tempDir } from '../helpers/run';
+import { forkOf, makeSmallRepo } from './fixtures';
 import { git, gitApply, write } from '../diff/helpers';
 
 let work: string;
@@ -17,21 +18,7 @@ afterEach(() => {
   execFileSync('rm', ['-rf', '--', work]);
 });
 
-function makeRepo(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, ['init', '-q']);
-  write(path.join(dir, '.gitignore'), 'node_modules/\n*.log\n');
-  write(path.join(dir, 'a.txt'), 'a\n');
-  write(path.join(dir, 'src/b.c'), 'b\n');
-  git(dir, ['add', '.']);
-  git(dir, ['commit', '-qm', 'init']);
-}
-
-function forkOf(dir: string, name?: string): string {
-  const r = arb(['fork', '--print', ...(name ? ['-n', name] : []), dir]);
-  expect(r.status).toBe(0);
-  return r.stdout.trim();
-}
+const makeRepo = (dir: string) => makeSmallRepo(dir, 'node_modules/\n*.log\n');
 
 /** The table's rows, split on two or more spaces. */
 function rows(stdout: string): string[][] {

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { KeptReason, pruneForks, runPrune } from '../../src/fork/prune';
 import { CLI, testEnv, itIf } from '../helpers/env';
 import { arb, asUser, tempDir } from '../helpers/run';
-import { git, gitApply, snapshot, write } from '../diff/helpers';
+import { forkOf, makeSmallRepo } from './fixtures';
+import { gitApply, snapshot, write } from '../diff/helpers';
 
 const env = testEnv();
 const HOUR = 3_600_000;
@@ -23,21 +24,7 @@ afterEach(() => {
   execFileSync('rm', ['-rf', '--', work]);
 });
 
-function makeRepo(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, ['init', '-q']);
-  write(path.join(dir, '.gitignore'), 'node_modules/\n');
-  write(path.join(dir, 'a.txt'), 'a\n');
-  write(path.join(dir, 'src/b.c'), 'b\n');
-  git(dir, ['add', '.']);
-  git(dir, ['commit', '-qm', 'init']);
-}
-
-function forkOf(dir: string, name?: string): string {
-  const r = arb(['fork', '--print', ...(name ? ['-n', name] : []), dir]);
-  expect(r.status).toBe(0);
-  return r.stdout.trim();
-}
+const makeRepo = (dir: string) => makeSmallRepo(dir, 'node_modules/\n');
 
 const baseOf = (fork: string) => path.join(path.dirname(fork), `.${path.basename(fork)}.base`);
 const exists = (p: string) => {
