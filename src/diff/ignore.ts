@@ -12,8 +12,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
-import type { PrivateRepo } from '../git/private-git';
-import { RelPath } from './paths';
+import { FIFO_BLOCKED, type PrivateRepo } from '../git/private-git';
+import { RelPath, visible } from './paths';
 
 export interface IgnoreQuery {
   path: RelPath;
@@ -64,8 +64,8 @@ export class CheckIgnore {
       );
     });
     this.child.on('close', (status, signal) => {
-      const why = signal ? `was killed (${signal})` : `exited with status ${status}`;
-      const said = this.stderr.trim().split('\n').slice(-2).join('; ');
+      const why = repo.wasBlockedOnFifo(this.child) ? `was stopped: ${FIFO_BLOCKED}` : signal ? `was killed (${signal})` : `exited with status ${status}`;
+      const said = visible(this.stderr.trim().split('\n').slice(-2).join('; '));
       this.fail(new ArbError('ARB_GIT', `git check-ignore in '${workTree}' ${why}${said ? `: ${said}` : ''}`));
     });
   }

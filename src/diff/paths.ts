@@ -22,15 +22,28 @@ export function joinRel(dir: RelPath, name: string): RelPath {
   return dir === '' ? name : `${dir}/${name}`;
 }
 
+// Control characters (C0, DEL, C1) and bidirectional overrides: a name holding them, printed as
+// it is, could move the cursor, retitle or clear the terminal, or show text the name does not
+// hold (`arb: all good`). A confined command chooses the names in its fork.
+const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text from a tree (a name), safe to print to a terminal: unsafe characters as \xHH or \u{H}. */
+export function visible(text: string): string {
+  return text.replace(UNSAFE_TEXT, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+}
+
 /** How a path is shown to a person: its bytes read as UTF-8 (odd bytes become U+FFFD). */
 export function showRel(root: string, rel: RelPath): string {
-  const name = Buffer.from(rel, 'latin1').toString('utf8');
+  const name = visible(Buffer.from(rel, 'latin1').toString('utf8'));
   return rel === '' ? root : path.join(root, name);
 }
 
 /** The name's bytes as UTF-8 text, for messages. */
 export function showName(rel: RelPath): string {
-  return Buffer.from(rel, 'latin1').toString('utf8');
+  return visible(Buffer.from(rel, 'latin1').toString('utf8'));
 }
 
 /**

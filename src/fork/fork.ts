@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { visible } from '../diff/paths';
 import { ArbError, errnoName, systemError } from '../errors';
 import { CloneResult, cloneTree } from '../native';
 import { describeGitFailure, ignoredPathBuffers } from './ignore';
@@ -149,7 +150,7 @@ export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
   display?.stop();
 
   if (stats.leftOut.length > 0) {
-    const shown = stats.leftOut.slice(0, 5).map((l) => `'${l.path}' (${l.kind})`);
+    const shown = stats.leftOut.slice(0, 5).map((l) => `'${visible(l.path)}' (${l.kind})`);
     const more = stats.leftOut.length > 5 ? ` and ${stats.leftOut.length - 5} more` : '';
     warn(`note: left out ${shown.join(', ')}${more}: sockets and devices are not forked`);
   }
@@ -190,7 +191,7 @@ function cloneError(source: string, paths: ForkPaths, err: unknown): ArbError {
   const e = err as { syscall?: string; path?: string };
   const inner = systemError(e.syscall ?? 'clone', e.path ?? source, err);
   const what = inner.message.replace(/^.*?': /, '');
-  const where = `${DOING[e.syscall ?? ''] ?? e.syscall ?? 'cloning'} '${e.path ?? source}'`;
+  const where = `${DOING[e.syscall ?? ''] ?? e.syscall ?? 'cloning'} '${e.path === undefined ? source : visible(e.path)}'`;
   return new ArbError('ARB_CLONE', `cannot fork '${source}' to '${paths.fork}': ${what} ${where}; removed the half-made fork and base`, {
     cause: err,
     errno: inner.errno,

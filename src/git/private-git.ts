@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { visible } from '../diff/paths';
 import { ArbError } from '../errors';
 
 export interface GitResult {
@@ -113,6 +114,24 @@ export function privateParent(env: NodeJS.ProcessEnv = process.env): string {
   return os.tmpdir();
 }
 
+// A git blocked forever opening a FIFO: a confined command can put one where git reads a file of
+// the tree it looks at (a .gitignore, a nested repository's HEAD), and open(2) of a FIFO waits
+// for a writer that never comes. Linux shows that wait as `wait_for_partner` in
+// /proc/PID/wchan; such a git is killed, and its failure says why, rather than arb hanging.
+const FIFO_WAIT = 'wait_for_partner';
+const FIFO_POLL_MS = 100;
+export const FIFO_BLOCKED =
+  'it was blocked opening a FIFO in the directory (a FIFO where git reads a file, such as a .gitignore or a HEAD); remove it and run again';
+
+function blockedOnFifo(pid: number | undefined): boolean {
+  if (pid === undefined || process.platform !== 'linux') return false;
+  try {
+    return fs.readFileSync(`/proc/${pid}/wchan`, 'latin1') === FIFO_WAIT;
+  } catch {
+    return false;
+  }
+}
+
 export class PrivateRepo {
   /** The temporary directory holding the repository (and a HOME for git). */
   readonly root: string;
@@ -169,8 +188,7 @@ export class PrivateRepo {
         env,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
-      this.children.add(child);
-      child.on('close', () => this.children.delete(child));
+      this.track(child);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -187,9 +205,11 @@ export class PrivateRepo {
       child.on('close', (status, signal) => {
         const stderr = Buffer.concat(err).toString();
         const result: GitResult = { status: status ?? 128, stdout: Buffer.concat(out), stderr };
-        if (signal || !ok.includes(result.status)) {
+        if (this.fifoBlocked.has(child)) {
+          reject(new ArbError('ARB_GIT', `git ${args[0]} was stopped: ${FIFO_BLOCKED}`));
+        } else if (signal || !ok.includes(result.status)) {
           reject(
-            new ArbError('ARB_GIT', `git ${args[0]} failed${signal ? ` (${signal})` : ` with status ${status}`}: ${stderr.trim().split('\n').slice(-3).join('; ')}`),
+            new ArbError('ARB_GIT', `git ${args[0]} failed${signal ? ` (${signal})` : ` with status ${status}`}: ${visible(stderr.trim().split('\n').slice(-3).join('; '))}`),
           );
         } else {
           resolve(result);
@@ -203,6 +223,35 @@ export class PrivateRepo {
   }
 
   private readonly children = new Set<ChildProcess>();
+  private readonly fifoBlocked = new WeakSet<ChildProcess>();
+  private watchdog?: NodeJS.Timeout;
+
+  /** Whether `child` was killed for waiting on a FIFO (see FIFO_BLOCKED). */
+  wasBlockedOnFifo(child: ChildProcess): boolean {
+    return this.fifoBlocked.has(child);
+  }
+
+  /** Keeps `child` to kill on dispose(), and watches it for a wait on a FIFO while it runs. */
+  private track(child: ChildProcess): void {
+    this.children.add(child);
+    child.on('close', () => {
+      this.children.delete(child);
+      if (this.children.size === 0 && this.watchdog) {
+        clearInterval(this.watchdog);
+        this.watchdog = undefined;
+      }
+    });
+    if (process.platform !== 'linux' || this.watchdog) return;
+    this.watchdog = setInterval(() => {
+      for (const c of this.children) {
+        if (c.exitCode === null && c.signalCode === null && blockedOnFifo(c.pid)) {
+          this.fifoBlocked.add(c);
+          c.kill('SIGKILL');
+        }
+      }
+    }, FIFO_POLL_MS);
+    this.watchdog.unref();
+  }
 
   /**
    * Starts git with the same safe configuration and environment as git(), for a conversation over
@@ -215,13 +264,14 @@ export class PrivateRepo {
       env: gitEnv(this.home, this.gitDir, options),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    this.children.add(child);
-    child.on('close', () => this.children.delete(child));
+    this.track(child);
     return child;
   }
 
   /** Removes the repository and its temporary directory. */
   dispose(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = undefined;
     for (const child of this.children) child.kill('SIGKILL');
     fs.rmSync(this.root, { recursive: true, force: true });
   }
