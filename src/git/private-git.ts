@@ -114,22 +114,35 @@ export function privateParent(env: NodeJS.ProcessEnv = process.env): string {
   return os.tmpdir();
 }
 
-// A git blocked forever opening a FIFO: a confined command can put one where git reads a file of
-// the tree it looks at (a .gitignore, a nested repository's HEAD), and open(2) of a FIFO waits
-// for a writer that never comes. Linux shows that wait as `wait_for_partner` in
-// /proc/PID/wchan; such a git is killed, and its failure says why, rather than arb hanging.
-const FIFO_WAIT = 'wait_for_partner';
+// A git blocked forever on a FIFO: a confined command can put one where git reads a file of the
+// tree it looks at (a .gitignore, a nested repository's HEAD). open(2) of a FIFO waits for a
+// writer (Linux shows `wait_for_partner` in /proc/PID/wchan), and a process the command left
+// running can be that writer and never write (git then waits in a pipe read on a named FIFO it
+// holds, which git never has a reason to open). Such a git is killed, and its failure says why,
+// rather than arb hanging.
 const FIFO_POLL_MS = 100;
 export const FIFO_BLOCKED =
-  'it was blocked opening a FIFO in the directory (a FIFO where git reads a file, such as a .gitignore or a HEAD); remove it and run again';
+  'it was blocked on a FIFO in the directory (a FIFO where git reads a file, such as a .gitignore or a HEAD); remove it and run again';
 
 function blockedOnFifo(pid: number | undefined): boolean {
   if (pid === undefined || process.platform !== 'linux') return false;
   try {
-    return fs.readFileSync(`/proc/${pid}/wchan`, 'latin1') === FIFO_WAIT;
+    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, 'latin1');
+    if (wchan === 'wait_for_partner') return true;
+    // Waiting on a pipe: its own stdin (check-ignore --stdin), or a FIFO of the tree.
+    if (!wchan.includes('pipe')) return false;
+    for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+      const link = `/proc/${pid}/fd/${fd}`;
+      try {
+        if (!fs.readlinkSync(link).startsWith('pipe:') && fs.statSync(link).isFIFO()) return true;
+      } catch {
+        /* closed meanwhile */
+      }
+    }
   } catch {
-    return false;
+    /* exited meanwhile */
   }
+  return false;
 }
 
 export class PrivateRepo {

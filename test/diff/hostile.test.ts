@@ -1,5 +1,5 @@
 // arb diff, -l and forking a fork, on what a hostile command left in its fork.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -33,7 +33,7 @@ describe('a FIFO where git reads a .gitignore', () => {
     expect(r.signal).toBeNull();
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('blocked opening a FIFO');
+    expect(r.stderr).toContain('blocked on a FIFO');
   });
 
   it('does not hang arb fork -l', () => {
@@ -41,7 +41,7 @@ describe('a FIFO where git reads a .gitignore', () => {
     const r = arb(['fork', '-l'], { cwd: dir, timeout: 20_000 });
     expect(r.signal).toBeNull();
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain('blocked opening a FIFO');
+    expect(r.stderr).toContain('blocked on a FIFO');
   });
 
   it('does not hang forking the fork', () => {
@@ -49,8 +49,38 @@ describe('a FIFO where git reads a .gitignore', () => {
     const r = arb(['fork', '--print', fork], { timeout: 20_000 });
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
-    expect(r.stderr).toContain('blocked opening a FIFO');
+    expect(r.stderr).toContain('blocked on a FIFO');
     expect(fs.readFileSync(path.join(r.stdout.trim(), 'sub/new.txt'), 'utf8')).toBe('new\n');
+  });
+});
+
+describe('a FIFO a process left running holds open, where git reads a HEAD', () => {
+  // The writer lets git's open(2) through; git then waits forever to read.
+  it('does not hang forking the fork', () => {
+    const dir = path.join(work, 'proj');
+    write(path.join(dir, 'a.txt'), 'a\n');
+    git(dir, ['init', '-q']);
+    const fork = cpFork(dir);
+    const nested = path.join(fork, 'nested');
+    fs.mkdirSync(path.join(nested, '.git/objects'), { recursive: true });
+    fs.mkdirSync(path.join(nested, '.git/refs'));
+    write(path.join(nested, 'f.txt'), 'f\n');
+    const head = path.join(nested, '.git/HEAD');
+    execFileSync('mkfifo', [head]);
+    const holder = spawn('sh', ['-c', 'exec 3<>"$1"; exec sleep 60', 'sh', head], { stdio: 'ignore' });
+    try {
+      // Holding it before arb starts: else git would wait to open it, the other case above.
+      const pause = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 100 && !fs.existsSync(`/proc/${holder.pid}/fd/3`); i++) Atomics.wait(pause, 0, 0, 20);
+      expect(fs.existsSync(`/proc/${holder.pid}/fd/3`)).toBe(true);
+      const r = arb(['fork', '--print', fork], { timeout: 20_000 });
+      expect(r.signal).toBeNull();
+      expect(r.status).toBe(0);
+      expect(r.stderr).toContain('blocked on a FIFO');
+      expect(fs.readFileSync(path.join(r.stdout.trim(), 'nested/f.txt'), 'utf8')).toBe('f\n');
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 });
 
