@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { compareTrees, Change, EntryStat } from '../diff/compare';
 import { enclosingRepoTop } from '../diff/diff';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
-import { RelPath, fsPath, rootBytes } from '../diff/paths';
+import { RelPath, fsPath, rootBytes, visible } from '../diff/paths';
 import { readSeenLink, sameContent } from '../diff/read';
 import { findForks } from './names';
 
@@ -206,11 +206,15 @@ export function statusText(e: ForkEntry): string {
   }
 }
 
-/** A path as the table shows it: relative to the working directory, control characters escaped. */
+/**
+ * A path as the table shows it: relative to the working directory, control characters escaped,
+ * and C1 controls and bidi overrides too (a fork name may hold them, and the forks of a
+ * directory inside a fork are named by the command that ran there).
+ */
 export function showPath(p: string, cwd: string): string {
   const rel = path.relative(cwd, p) || '.';
   // eslint-disable-next-line no-control-regex
-  return /[\x00-\x1f\x7f]/.test(rel) ? JSON.stringify(rel) : rel;
+  return visible(/[\x00-\x1f\x7f]/.test(rel) ? JSON.stringify(rel) : rel);
 }
 
 /** The table: FORK (relative to cwd), UPDATED, STATUS, in aligned columns. */
