@@ -367,7 +367,7 @@ class Walker {
     const fs_ = f && entryStat(f);
     if (bs && fs_ && bs.type === fs_.type) {
       if (bs.type === 'symlink') {
-        if (readSeenLink(this.base, p.rel).equals(readSeenLink(this.fork, p.rel))) return;
+        if (readSeenLink(this.base, p.rel, bs).equals(readSeenLink(this.fork, p.rel, fs_))) return;
       } else if (bs.size === fs_.size && exec(bs) === exec(fs_) && sameContent(this.base, this.fork, p.rel, bs, fs_)) {
         return;
       }

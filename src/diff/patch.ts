@@ -24,7 +24,7 @@ export function gitMode(st: EntryStat): string {
 }
 
 function content(tree: Tree, rel: RelPath, st: EntryStat): Buffer {
-  return st.type === 'symlink' ? readSeenLink(tree, rel) : readSeenFile(tree, rel, st);
+  return st.type === 'symlink' ? readSeenLink(tree, rel, st) : readSeenFile(tree, rel, st);
 }
 
 /**

@@ -67,14 +67,59 @@ export function readSeenFile(tree: Tree, rel: RelPath, seen: EntryStat): Buffer 
   }
 }
 
-/** The target of a symbolic link, as bytes; never followed. */
-export function readSeenLink(tree: Tree, rel: RelPath): Buffer {
+function lstatLink(tree: Tree, rel: RelPath, at: Buffer): fs.Stats {
   try {
-    return fs.readlinkSync(fsPath(tree.bytes, rel), { encoding: 'buffer' });
+    return fs.lstatSync(at);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EINVAL' || code === 'ENOENT') throw changedUnderUs(tree, rel);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw changedUnderUs(tree, rel);
     throw systemError('read the link', showRel(tree.root, rel), err);
+  }
+}
+
+function readLinkAt(tree: Tree, rel: RelPath, at: Buffer, seen: EntryStat): Buffer {
+  const same = (st: fs.Stats): boolean => st.isSymbolicLink() && st.dev === seen.dev && st.ino === seen.ino;
+  if (!same(lstatLink(tree, rel, at))) throw changedUnderUs(tree, rel);
+  let target: Buffer;
+  try {
+    target = fs.readlinkSync(at, { encoding: 'buffer' });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EINVAL' || code === 'ENOENT' || code === 'ENOTDIR') throw changedUnderUs(tree, rel);
+    throw systemError('read the link', showRel(tree.root, rel), err);
+  }
+  if (!same(lstatLink(tree, rel, at))) throw changedUnderUs(tree, rel);
+  return target;
+}
+
+/**
+ * The target of the symbolic link the walk saw, as bytes; never followed. readlink(2) follows
+ * the directories above the link, and one of them may have become a link to elsewhere since the
+ * walk (a link there, read by the user's rights, could name what the command cannot read:
+ * /proc/PID/cwd of the user's shell). So on Linux the link's directory is opened (not through a
+ * link at its own name) and the link is read through /proc/self/fd, after checking that what is
+ * there is the very link the walk saw (device and inode); elsewhere it is checked by path before
+ * and after reading it.
+ */
+export function readSeenLink(tree: Tree, rel: RelPath, seen: EntryStat): Buffer {
+  if (process.platform !== 'linux') return readLinkAt(tree, rel, fsPath(tree.bytes, rel), seen);
+  const slash = rel.lastIndexOf('/');
+  const dirRel = slash === -1 ? '' : rel.slice(0, slash);
+  const name = rel.slice(slash + 1);
+  // The root is as the user named it (it may be a link they made); below it, never a link.
+  const flags = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | (dirRel === '' ? 0 : fs.constants.O_NOFOLLOW);
+  let dirFd: number;
+  try {
+    dirFd = fs.openSync(fsPath(tree.bytes, dirRel), flags);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOENT' || code === 'ENOTDIR') throw changedUnderUs(tree, rel);
+    throw systemError('read the link', showRel(tree.root, rel), err);
+  }
+  try {
+    return readLinkAt(tree, rel, Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), Buffer.from(name, 'latin1')]), seen);
+  } finally {
+    fs.closeSync(dirFd);
   }
 }
 

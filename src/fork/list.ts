@@ -69,7 +69,15 @@ function sameInDirectory(dir: string, fork: string, change: Change): boolean {
   if (!f) return st === undefined;
   if (!st) return false;
   if (f.type === 'symlink') {
-    return st.isSymbolicLink() && readSeenLink(dirTree, change.path).equals(readSeenLink(forkTree, change.path));
+    if (!st.isSymbolicLink()) return false;
+    const seenLink: EntryStat = { type: 'symlink', perm: st.mode & 0o7777, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino };
+    let inDirectory: Buffer;
+    try {
+      inDirectory = readSeenLink(dirTree, change.path, seenLink);
+    } catch {
+      return false; // the directory's own link moved, or lies beyond a link it has: not the same
+    }
+    return inDirectory.equals(readSeenLink(forkTree, change.path, f));
   }
   if (!st.isFile() || st.size !== f.size || (st.mode & 0o100) !== (f.perm & 0o100)) return false;
   const seen: EntryStat = { type: 'file', perm: st.mode & 0o7777, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino };

@@ -64,7 +64,29 @@ describe('readSeenLink', () => {
   it("reads a link's target, not what it points to", () => {
     fs.writeFileSync(path.join(dir, 'secret'), 'SECRET');
     fs.symlinkSync('secret', path.join(dir, 'l'));
-    expect(readSeenLink(tree(), 'l').toString()).toBe('secret');
+    expect(readSeenLink(tree(), 'l', seen('l')).toString()).toBe('secret');
+  });
+
+  it('refuses another link put in its place, or a directory above it turned into a link', () => {
+    fs.symlinkSync('mine', path.join(dir, 'l'));
+    const s = seen('l');
+    fs.renameSync(path.join(dir, 'l'), path.join(dir, 'l-old'));
+    fs.symlinkSync('SECRET-TARGET', path.join(dir, 'l'));
+    expect(() => readSeenLink(tree(), 'l', s)).toThrow(/changed while arb was reading it/);
+
+    // A link outside, read with the user's rights, may name what the command cannot read.
+    fs.mkdirSync(path.join(dir, 'd'));
+    fs.mkdirSync(path.join(dir, 'elsewhere'));
+    fs.symlinkSync('mine', path.join(dir, 'd/x'));
+    fs.symlinkSync('SECRET-TARGET', path.join(dir, 'elsewhere/x'));
+    const sx = seen('d/x');
+    fs.renameSync(path.join(dir, 'd'), path.join(dir, 'd-old'));
+    fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'd'));
+    expect(() => readSeenLink(tree(), 'd/x', sx)).toThrow(/changed while arb was reading it/);
+    fs.rmSync(path.join(dir, 'd'));
+    fs.symlinkSync('sub/../elsewhere', path.join(dir, 'd'));
+    fs.mkdirSync(path.join(dir, 'sub'));
+    expect(() => readSeenLink(tree(), 'd/x', sx)).toThrow(/changed while arb was reading it/);
   });
 });
 
