@@ -109,7 +109,7 @@ export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
     try {
       skip = await ignoredPathBuffers(source);
     } catch (err) {
-      warn(`warning: cannot tell what git ignores in '${source}' (${describeGitFailure(err)}): forking everything`);
+      warn(`warning: cannot tell what git ignores in '${source}' (${visible(describeGitFailure(err))}): forking everything`);
       skip = [];
     }
   }
