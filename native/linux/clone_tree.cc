@@ -16,7 +16,7 @@
 //                 tree can be filled whatever the source's mode); queued as its own task
 //     regular:    batched (a big directory is shared between threads), see below
 //     symlink:    readlinkat; symlinkat in base and fork; utimensat(AT_SYMLINK_NOFOLLOW)
-//     FIFO:       mkfifoat; fchmodat; utimensat
+//     FIFO:       mkfifoat; openat(O_NONBLOCK|O_NOFOLLOW); fchmod; futimens
 //     socket, device: left out, reported in leftOut
 // Per regular file:
 //   openat(src, O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_NOATIME|O_CLOEXEC), fstat     opened once
@@ -27,7 +27,8 @@
 //   [fchown]; [fchmod] (after the content, which
 //   would clear set-user-ID bits); futimens (last, as writing sets the time)
 // A directory's owner, mode and times are set once everything in it is done (a counter per
-// directory), so deepest first, and after its contents changed its modification time.
+// directory), so deepest first, and after its contents changed its modification time; through a
+// descriptor opened beneath the root (openat2 RESOLVE_NO_SYMLINKS), never by path.
 //
 // O_NONBLOCK keeps a name that turned into a FIFO between getdents and open from blocking a
 // thread; O_NOATIME (where the owner allows it) keeps the source's access times as they were.
@@ -331,16 +332,21 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     const struct stat& st = node.st;
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     const mode_t mode = st.st_mode & 07777;
-    if (node.rel.empty()) {
-      if (NeedsOwner(st)) (void)!fchown(root, st.st_uid, st.st_gid);  // as the user may
-      if (fchmod(root, mode) != 0) return Fail(errno, "fchmod", root_path);
-      if (futimens(root, times) != 0) return Fail(errno, "futimens", root_path);
-      return true;
+    // Through a descriptor opened beneath the root without following any link, never by path:
+    // where a process left running by a confined command can write (a fork made inside a fork,
+    // or under /tmp), it could swap the directory for a link while the clone runs, and a
+    // chmod by path would follow it out of the tree (making ~/.ssh 0777, say).
+    UniqueFd opened;
+    int fd = root;
+    if (!node.rel.empty()) {
+      opened.reset(OpenBeneath(root, node.rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!opened.valid()) return Fail(errno, "open", Under(root_path, node.rel));
+      fd = opened.get();
     }
-    const char* rel = node.rel.c_str();
-    if (NeedsOwner(st)) (void)!fchownat(root, rel, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
-    if (fchmodat(root, rel, mode, 0) != 0) return Fail(errno, "fchmodat", Under(root_path, node.rel));
-    if (utimensat(root, rel, times, AT_SYMLINK_NOFOLLOW) != 0) return Fail(errno, "utimensat", Under(root_path, node.rel));
+    const std::string where = Under(root_path, node.rel);
+    if (NeedsOwner(st)) (void)!fchown(fd, st.st_uid, st.st_gid);  // as the user may
+    if (fchmod(fd, mode) != 0) return Fail(errno, "fchmod", where);
+    if (futimens(fd, times) != 0) return Fail(errno, "futimens", where);
     return true;
   }
 
@@ -627,15 +633,27 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
         Fail(errno, "mkfifo", Under(*sides[i].root, Join(node.rel, name)));
         return;
       }
-      if (NeedsOwner(st)) (void)!fchownat(dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
-      // The FIFO was just made here (mkfifoat fails if the name exists), so fchmodat, which
-      // follows links, reaches it.
-      if (fchmodat(dir, name, mode, 0) != 0 && fchmodat(dir, name, mode & 0777, 0) != 0) {
-        Fail(errno, "fchmodat", Under(*sides[i].root, Join(node.rel, name)));
+      // Its mode and times set through a descriptor, never by path: the name could have been
+      // swapped for a link since mkfifoat (see FinishDir). Opening a FIFO to read with
+      // O_NONBLOCK does not wait for a writer; O_NOFOLLOW refuses a link.
+      const std::string where = Under(*sides[i].root, Join(node.rel, name));
+      UniqueFd fifo(openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+      struct stat made;
+      if (!fifo.valid() || fstat(fifo.get(), &made) != 0) {
+        Fail(errno, "open", where);
         return;
       }
-      if (utimensat(dir, name, times, AT_SYMLINK_NOFOLLOW) != 0) {
-        Fail(errno, "utimensat", Under(*sides[i].root, Join(node.rel, name)));
+      if (!S_ISFIFO(made.st_mode)) {
+        Fail(EEXIST, "mkfifo", where);  // replaced by something else meanwhile
+        return;
+      }
+      if (NeedsOwner(st)) (void)!fchown(fifo.get(), st.st_uid, st.st_gid);
+      if (fchmod(fifo.get(), mode) != 0 && fchmod(fifo.get(), mode & 0777) != 0) {
+        Fail(errno, "fchmod", where);
+        return;
+      }
+      if (futimens(fifo.get(), times) != 0) {
+        Fail(errno, "futimens", where);
         return;
       }
     }
