@@ -17,18 +17,29 @@ export function removeTree(p: string): void {
   fs.rmSync(p, { recursive: true, force: true, maxRetries: 2 });
 }
 
+// Changed through a descriptor opened without following a link, never by path: a directory
+// swapped for a link (by a process left running in a fork) between a look and a chmod by path
+// would have the chmod follow it out of the tree. On Linux an O_PATH descriptor (which needs no
+// read permission, so a directory of mode 0000 can be opened) is changed through
+// /proc/self/fd/N, which names that very inode; elsewhere, a directory opened to read.
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+const O_PATH = 0o10000000; // Linux: not in fs.constants
+
 function makeWritable(dir: string): void {
-  let st: fs.Stats;
+  const linux = process.platform === 'linux';
+  let fd: number;
   try {
-    st = fs.lstatSync(dir);
+    fd = fs.openSync(dir, (linux ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW);
   } catch {
-    return;
+    return; // gone, not a directory, or a link: rmSync will say
   }
-  if (!st.isDirectory()) return;
   try {
-    fs.chmodSync(dir, 0o700);
+    if (linux) fs.chmodSync(`/proc/self/fd/${fd}`, 0o700);
+    else fs.fchmodSync(fd, 0o700);
   } catch {
     /* not ours to change: rmSync will say */
+  } finally {
+    fs.closeSync(fd);
   }
   let names: string[] = [];
   try {
