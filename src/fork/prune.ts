@@ -21,6 +21,7 @@ import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
+import { makeWritable } from './remove';
 
 export const LEFT_ALONE_MS = 60 * 60 * 1000;
 
@@ -122,9 +123,9 @@ export function removeDirectory(p: string): void {
   const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
   let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   if (r.status !== 0 && fs.existsSync(p)) {
-    // Directories without write permission (kept from the source): let their owner in, never
-    // through a link (chmod -R does not follow links below the top, and the top was lstat'ed).
-    spawnSync('chmod', ['-R', 'u+rwx', '--', p]);
+    // Directories without write permission (kept from the source): let their owner in, each
+    // through a descriptor that follows no link (src/fork/remove.ts).
+    makeWritable(p);
     r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   }
   if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);

@@ -25,7 +25,8 @@ export function removeTree(p: string): void {
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
 const O_PATH = 0o10000000; // Linux: not in fs.constants
 
-function makeWritable(dir: string): void {
+/** Gives the owner rwx on `dir` and every directory under it, following no link. */
+export function makeWritable(dir: string): void {
   const linux = process.platform === 'linux';
   let fd: number;
   try {
