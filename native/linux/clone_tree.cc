@@ -550,40 +550,37 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
       if (allow_other) Other(dir, fds, name.c_str(), false);  // no longer a file: look again
       return;
     }
-    const mode_t create_mode = st.st_mode & 0777;
-    UniqueFd base(openat(fds.base.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, create_mode));
-    if (!base.valid()) {
-      Fail(errno, "open", Under(o_.base, Join(node.rel, name)));
-      return;
-    }
+    const std::string rel = Join(node.rel, name);
     bool cloned_base = true, cloned_fork = true;
-    const char* sc = "";
-    if (st.st_size > 0) {
-      int err = CopyData(src.get(), base.get(), st, clone_to_base_, &cloned_base, &sc);
-      if (err) {
-        Fail(err, sc, Under(o_.base, Join(node.rel, name)));
-        return;
-      }
-    }
-    if (!FinishFile(base.get(), st, o_.base, Join(node.rel, name))) return;
-    if (has_fork()) {
-      UniqueFd fork(openat(fds.fork.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, create_mode));
-      if (!fork.valid()) {
-        Fail(errno, "open", Under(o_.fork, Join(node.rel, name)));
-        return;
-      }
-      if (st.st_size > 0) {
-        int err = CopyData(base.get(), fork.get(), st, clone_to_fork_, &cloned_fork, &sc);
-        if (err) {
-          Fail(err, sc, Under(o_.fork, Join(node.rel, name)));
-          return;
-        }
-      }
-      if (!FinishFile(fork.get(), st, o_.fork, Join(node.rel, name))) return;
-    }
+    // The base is opened to read too: the fork's copy is cloned from it.
+    UniqueFd base = MakeCopy(src.get(), fds.base.get(), O_RDWR, o_.base, rel, name, st, clone_to_base_, &cloned_base);
+    if (!base.valid()) return;
+    if (has_fork() && !MakeCopy(base.get(), fds.fork.get(), O_WRONLY, o_.fork, rel, name, st, clone_to_fork_, &cloned_fork).valid()) return;
     files_.fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(static_cast<uint64_t>(st.st_size), std::memory_order_relaxed);
     if (st.st_size > 0) (cloned_base && cloned_fork ? reflinked_ : copied_).fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Makes `name` in `dir` (of the tree at `root`) a copy of `from`: created with O_EXCL, never
+  // through a link, its data cloned (or copied), then its owner, mode and times (FinishFile).
+  // Returns the new file's descriptor, or an invalid one once the failure is recorded.
+  UniqueFd MakeCopy(int from, int dir, int access, const std::string& root, const std::string& rel, const std::string& name,
+                    const struct stat& st, std::atomic<bool>& try_clone, bool* cloned) {
+    UniqueFd to(openat(dir, name.c_str(), access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777));
+    if (!to.valid()) {
+      Fail(errno, "open", Under(root, rel));
+      return UniqueFd();
+    }
+    if (st.st_size > 0) {
+      const char* sc = "";
+      int err = CopyData(from, to.get(), st, try_clone, cloned, &sc);
+      if (err) {
+        Fail(err, sc, Under(root, rel));
+        return UniqueFd();
+      }
+    }
+    if (!FinishFile(to.get(), st, root, rel)) return UniqueFd();
+    return to;
   }
 
   void CloneSymlink(const DirNode& node, DirFds& fds, const char* name, const struct stat& st) {
