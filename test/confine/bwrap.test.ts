@@ -328,7 +328,7 @@ describe('findBwrap', () => {
 
 const env = testEnv();
 const user = env.user;
-const home = user?.home ?? '/home/arbtest';
+const home = user?.home ?? `/home/${process.env.ARB_TEST_USER || 'arbtest'}`;
 const haveUser = Boolean(user && env.userWork);
 const jailTest = itIf(haveUser && fs.existsSync('/usr/bin/bwrap'), env.userMissing ?? 'no bwrap (apt-get install bubblewrap)');
 

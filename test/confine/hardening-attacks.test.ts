@@ -14,7 +14,7 @@ import { RunResult, arbAsUser, asUser } from '../helpers/run';
 
 const env = testEnv();
 const user = env.user;
-const home = user?.home ?? '/home/arbtest';
+const home = user?.home ?? `/home/${process.env.ARB_TEST_USER || 'arbtest'}`;
 const haveUser = Boolean(user && env.userWork);
 const anyMode = itIf(haveUser, env.userMissing ?? 'no test user');
 // The namespace mode needs unprivileged user namespaces, which some machines turn off: there the

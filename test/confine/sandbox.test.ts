@@ -13,7 +13,7 @@ import { PROBE, ProbeRun, answer, confineProbe, parseProbe, removeUserArea, user
 
 const env = testEnv();
 const user = env.user;
-const home = user?.home ?? '/home/arbtest';
+const home = user?.home ?? `/home/${process.env.ARB_TEST_USER || 'arbtest'}`;
 const haveUser = Boolean(user && env.userWork);
 const test = itIf(haveUser, env.userMissing ?? 'no test user');
 

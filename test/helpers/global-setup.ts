@@ -9,7 +9,11 @@ import * as path from 'node:path';
 
 import { REPO_ROOT, TestEnv, STATE_FILE, mustHaveAll } from './env';
 
-export const TEST_USER = 'arbtest';
+/**
+ * The unprivileged user the tests run confined commands as. ARB_TEST_USER names another, so that
+ * two checkouts can run their suites side by side without sharing a home or work directories.
+ */
+export const TEST_USER = process.env.ARB_TEST_USER || 'arbtest';
 
 function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
