@@ -349,7 +349,7 @@ export function inSandbox(): boolean {
   }
 }
 
-// --- arb diff: listing a directory (src/diff/list.ts) ---------------------------------------
+// --- arb diff: listing a directory (src/tree/list-dir.ts) ---------------------------------------
 
 /** A directory's entries with what lstat says of each, index by index; names one char per byte. */
 export interface DirListing {
@@ -365,7 +365,7 @@ export interface DirListing {
 /** As the addon returns it: the names in one string, each ended by a NUL. */
 type NativeDirListing = ({ same: true; names: string } & Omit<DirListing, 'names'>) | { same: false };
 
-/** Whether the addon lists directories itself (Linux); elsewhere src/diff/list.ts does, in JS. */
+/** Whether the addon lists directories itself (Linux); elsewhere src/tree/list-dir.ts does, in JS. */
 export function hasListDir(): boolean {
   try {
     return typeof addon().listDir === 'function';

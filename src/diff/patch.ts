@@ -1,5 +1,5 @@
 // The patch of a list of changes. Only the paths that differ reach git, and only as data: arb
-// reads each side's content itself (src/diff/read.ts: never through a link, never another inode
+// reads each side's content itself (src/tree/read.ts: never through a link, never another inode
 // than the walk saw) and hands it to `git fast-import` in its private repository as two commits,
 // one holding the base's side of every changed path and one the fork's. Then
 // `git diff-tree -p --binary -M --full-index` between their trees prints a patch that
@@ -7,9 +7,9 @@
 // git records them. No .gitattributes, config, textconv or external diff of either tree can take
 // part: git never looks at the trees at all.
 import type { PrivateRepo } from '../git/private-git';
-import type { Change, EntryStat, Tree } from './compare';
-import { RelPath } from './paths';
-import { readSeenFile, readSeenLink } from './read';
+import type { Change, EntryStat, Tree } from '../tree/compare';
+import { RelPath } from '../tree/paths';
+import { readSeenFile, readSeenLink } from '../tree/read';
 
 /** A path as fast-import takes it: always C-quoted, so any byte but NUL survives. */
 export function quoteForFastImport(rel: RelPath): Buffer {

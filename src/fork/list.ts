@@ -1,5 +1,5 @@
 // arb fork -l: the forks of a directory and what is in each. A fork's status uses arb diff's own
-// comparison (src/diff/compare.ts), so what counts is what its patch would carry (.git and
+// comparison (src/tree/compare.ts), so what counts is what its patch would carry (.git and
 // ignored files do not), and it reads only files whose size, mode or time differ from the base:
 //
 //   unchanged          the fork equals its base;
@@ -14,11 +14,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { compareTrees, Change, EntryStat } from '../diff/compare';
-import { enclosingRepoTop } from '../diff/diff';
+import { compareTrees, Change, EntryStat } from '../tree/compare';
+import { enclosingRepoTop } from '../tree/repo';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
-import { RelPath, fsPath, rootBytes, visible } from '../diff/paths';
-import { readSeenLink, sameContent } from '../diff/read';
+import { RelPath, fsPath, rootBytes, visible } from '../tree/paths';
+import { readSeenLink, sameContent } from '../tree/read';
 import { findForks } from './names';
 
 export type ForkStatus = 'unchanged' | 'only-here' | 'merged' | 'base-only' | 'not-a-directory' | 'unreadable';

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { visible } from '../diff/paths';
+import { visible } from '../tree/paths';
 import { ArbError } from '../errors';
 
 export interface GitResult {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { EntryStat, readSeenFile, readSeenLink, sameContent } from '../../src/diff/read';
+import { EntryStat, readSeenFile, readSeenLink, sameContent } from '../../src/tree/read';
 import { tempDir } from '../helpers/run';
 
 let dir: string;

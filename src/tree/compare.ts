@@ -9,17 +9,17 @@
 //   and compared byte by byte; only the executable bit of the permissions counts, as in git.
 //
 // The trees are walked one directory level at a time, each directory listed with what lstat says
-// of its entries (src/diff/list.ts: a link is a leaf, never followed, and a directory is listed
+// of its entries (src/tree/list-dir.ts: a link is a leaf, never followed, and a directory is listed
 // only if it is the one its parent's listing saw), so that git is asked about a whole level at
 // once, and only about what matters: directories (an ignored one is not entered) and paths that
-// differ. Paths are binary strings (src/diff/paths.ts).
+// differ. Paths are binary strings (src/tree/paths.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
-import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './ignore';
-import { DirId, Seen, listDir, seenOf } from './list';
+import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './check-ignore';
+import { DirId, Seen, listDir, seenOf } from './list-dir';
 import { RelPath, fsPath, joinRel, refusedByGit, rootBytes, showRel } from './paths';
 import { EntryStat, Tree, changedUnderUs, readSeenLink, sameContent } from './read';
 

@@ -62,3 +62,9 @@ export function refusedByGit(name: string, isSymlink: boolean): string | undefin
   }
   return undefined;
 }
+
+/** The base of a fork: `/a/b/turso.1` -> `/a/b/.turso.1.base`. */
+export function baseOf(forkPath: string): string {
+  const resolved = path.resolve(forkPath);
+  return path.join(path.dirname(resolved), `.${path.basename(resolved)}.base`);
+}
