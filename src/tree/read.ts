@@ -36,7 +36,7 @@ export function changedUnderUs(tree: Tree, rel: RelPath): ArbError {
 }
 
 /** Opens the file the walk saw, or throws: never a link, never another inode. */
-function openSeen(tree: Tree, rel: RelPath, seen: EntryStat): number {
+export function openSeen(tree: Tree, rel: RelPath, seen: EntryStat): number {
   let fd: number;
   try {
     fd = fs.openSync(fsPath(tree.bytes, rel), OPEN_FLAGS);
