@@ -1,9 +1,10 @@
 // arb fork --prune: removes what is done with, and nothing else. A fork that is unchanged or
 // merged goes with its base, and a base whose fork is gone goes too, once each has been left
 // alone for an hour (nothing inside modified: see list.ts's UPDATED). A fork with files only
-// there, one changed in the last hour, one a process works in (its working directory or an open
-// file is there: an agent still thinking, in a fork just made of old files), a link where a fork
-// was, or one that cannot be read is kept, and the reasons are counted.
+// there, or commits, branches or tags only in its repository (src/fork/repo-work.ts), one
+// changed in the last hour, one a process works in (its working directory or an open file is
+// there: an agent still thinking, in a fork just made of old files), a link where a fork was, or
+// one that cannot be read is kept, and the reasons are counted.
 //
 // Removing is where a mistake loses work, so:
 // - only the forks and bases findForks names beside the directory are ever removed, never the
@@ -44,7 +45,7 @@ export interface PruneResult {
   failed: { path: string; message: string }[];
 }
 
-export type KeptReason = 'only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
+export type KeptReason = 'only-here' | 'commits-only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
 
 /**
  * Where running processes are: each one's working directory, root and open files, as far as
@@ -91,11 +92,16 @@ function processIn(dir: string, places: { pid: number; place: string }[]): numbe
   return places.find((p) => p.place === real || p.place.startsWith(`${real}/`))?.pid;
 }
 
+/** Files only in the fork, or else commits, branches or tags only in its repository. */
+function onlyHereReason(e: ForkEntry): KeptReason {
+  return e.count > 0 ? 'only-here' : 'commits-only-here';
+}
+
 function keepReason(e: ForkEntry, now: number, places: { pid: number; place: string }[]): KeptReason | undefined {
   if (e.fork && e.status !== 'not-a-directory' && processIn(e.fork, places) !== undefined) return 'in-use';
   switch (e.status) {
     case 'only-here':
-      return 'only-here';
+      return onlyHereReason(e);
     case 'not-a-directory':
       return 'not-a-directory';
     case 'unreadable':
@@ -171,7 +177,7 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
     if (entry.status !== 'base-only') {
       const read = await examine(resolved, entry.name, forkPath, entry.base, { warn: options.warn, trustTimes: false });
       if (read.status === 'only-here' || read.status === 'unreadable' || read.status === 'not-a-directory') {
-        result.kept.push({ entry: read, reason: read.status });
+        result.kept.push({ entry: read, reason: read.status === 'only-here' ? onlyHereReason(read) : read.status });
         continue;
       }
     }
@@ -201,6 +207,8 @@ export function keptSummary(kept: PruneResult['kept'], now: number): string {
   const parts: string[] = [];
   const onlyHere = count('only-here');
   if (onlyHere) parts.push(`${onlyHere} with files only here`);
+  const commits = count('commits-only-here');
+  if (commits) parts.push(`${commits} with commits or branches only here`);
   const recent = kept.filter((k) => k.reason === 'recent');
   if (recent.length === 1) parts.push(`1 changed ${timeAgo(recent[0].entry.updatedMs, now)}`);
   else if (recent.length > 1) parts.push(`${recent.length} changed in the last hour`);
