@@ -13,16 +13,17 @@
 //   its inode moved (a fork that changes while it is being examined is kept); then examined once
 //   more reading every file, since equal size, mode and time do not prove equal content (touch
 //   -r, or touch -d on a fork and its base), and kept if that finds files only here;
-// - the removal is `rm -rf` (GNU: --one-file-system), whose walk opens each directory without
-//   following links, so a link put inside the fork, even while it is removed, is removed as a
-//   link and never followed; and a link where the fork was is never removed through.
-import { spawnSync } from 'node:child_process';
+// - the removal walks by descriptors (src/fork/remove.ts), each directory opened without
+//   following a link and relative to its parent's, never into another file system, so a link
+//   put inside the fork, even in place of a directory while it is removed, is removed as a link
+//   and never followed; a link where the fork was is never removed through, and a fork replaced
+//   since it was examined (another inode) is left.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
-import { makeWritable } from './remove';
+import { removeTree } from './remove';
 
 export const LEFT_ALONE_MS = 60 * 60 * 1000;
 
@@ -122,22 +123,14 @@ function unchangedSince(before: ForkEntry, after: ForkEntry): boolean {
   );
 }
 
-/** Removes one directory tree without following any link in it; throws with rm's words. */
-export function removeDirectory(p: string): void {
-  const st = fs.lstatSync(p);
-  if (!st.isDirectory()) throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
-  const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
-  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
-  if (r.status !== 0 && fs.existsSync(p)) {
-    // Directories without write permission (kept from the source): let their owner in, each
-    // through a descriptor that follows no link (src/fork/remove.ts).
-    makeWritable(p);
-    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
-  }
-  if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
-  if (r.status !== 0) {
-    throw new ArbError('ARB_IO', `cannot remove '${p}': ${r.stderr.trim().split('\n').slice(-1)[0] || `rm exited with status ${r.status}`}`);
-  }
+/**
+ * Removes one fork or base by descriptors (src/fork/remove.ts), only if it is still the
+ * directory that was examined (`expect`); throws saying why not.
+ */
+export function removeDirectory(p: string, expect?: { dev: number; ino: number }): void {
+  const outcome = removeTree(p, expect);
+  if (outcome === 'not-directory') throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
+  if (outcome === 'other') throw new ArbError('ARB_IO', `'${p}' is not the directory examined (replaced meanwhile): left as it is`);
 }
 
 /**
@@ -188,7 +181,8 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
         continue;
       }
       try {
-        removeDirectory(t);
+        // The fork (or a base left over) only if it is the very directory examined.
+        removeDirectory(t, t === (entry.fork ?? entry.base) ? entry.identity : undefined);
         result.removed.push(t);
         onRemove(t);
       } catch (err) {
