@@ -161,6 +161,16 @@ export function repositoryAt(top: Root, checkOwner = true): GitDirs | undefined 
 }
 
 /**
+ * Whether the forked directory was a repository's top: its base (a copy of it) has a repository
+ * of its own, or a `.git` file (a worktree's or a submodule's, which may name its git directory
+ * relative to the directory, not to the base).
+ */
+function baseWasRepoTop(base: Root): boolean {
+  const dotgit = lstat(`${rootBytes(base).toString('latin1')}/.git`);
+  return !!dotgit?.isFile() || repositoryAt(base, false) !== undefined;
+}
+
+/**
  * Where the paths of a fork's patch start. `git apply` takes the paths of a `diff --git` patch
  * as relative to the top of the repository it runs in, and silently skips those outside the
  * directory it runs in. So when the forked directory lies inside a repository but is not its
@@ -170,7 +180,7 @@ export function repositoryAt(top: Root, checkOwner = true): GitDirs | undefined 
  * looked up if the base has its own repository: the directory was a repository's top.
  */
 export function applyPrefix(fork: Root, base: Root): RelPath {
-  if (repositoryAt(base, false)) return '';
+  if (baseWasRepoTop(base)) return '';
   const resolved = realRootBytes(fork).toString('latin1');
   const parent = P.dirname(resolved);
   const name = P.basename(resolved);
@@ -209,7 +219,7 @@ function ceilings(): string[] {
  * monorepo's top).
  */
 export function enclosingRepoTop(fork: Root, base: Root): Buffer | undefined {
-  if (repositoryAt(base, false)) return undefined;
+  if (baseWasRepoTop(base)) return undefined;
   const parent = P.dirname(realRootBytes(fork).toString('latin1'));
   let dev: number;
   try {
