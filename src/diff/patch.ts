@@ -85,18 +85,23 @@ export async function writeFastImport(out: Writable, base: Tree, fork: Tree, cha
   const lines: Record<'base' | 'fork', Buffer[]> = { base: [], fork: [] };
   let mark = 0;
   for (const c of changes) {
-    // A mode change: one blob for both sides (a large file is then read and hashed once more,
-    // not twice more).
-    const same =
+    // Only the mode changed: git prints no content for it (no index line either), only that
+    // both sides hold the same blob; so both get an empty one, and neither git nor arb holds or
+    // hashes the file (a mode change of a 10 GB file costs reading it once to compare).
+    const modeOnly =
       c.base?.type === 'file' && c.fork?.type === 'file' && c.base.size === c.fork.size && sameContent(base, fork, c.path, c.base, c.fork);
+    if (modeOnly) {
+      mark += 1;
+      await put(out, Buffer.from(`blob\nmark :${mark}\ndata 0\n\n`));
+      for (const side of ['base', 'fork'] as const) {
+        lines[side].push(Buffer.from(`M ${gitMode(c[side]!)} :${mark} `), quoteForFastImport(prefix + c.path), Buffer.from('\n'));
+      }
+      continue;
+    }
     for (const side of ['base', 'fork'] as const) {
       const st = c[side];
       if (!st) continue;
       const tree = side === 'base' ? base : fork;
-      if (same && side === 'fork') {
-        lines.fork.push(Buffer.from(`M ${gitMode(st)} :${mark} `), quoteForFastImport(prefix + c.path), Buffer.from('\n'));
-        continue;
-      }
       mark += 1;
       if (st.type === 'symlink') {
         const target = readSeenLink(tree, c.path, st);
