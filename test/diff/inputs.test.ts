@@ -93,6 +93,23 @@ describe('relative directories', () => {
     expect(again.stdout.toString()).toContain('+real');
   });
 
+  test('in a working directory whose name is not UTF-8, a relative FORK is that fork', () => {
+    const odd = raw(work, [0x77, 0xff]);
+    for (const [dir, text] of [
+      [odd, 'real'],
+      [Buffer.from(path.join(work, 'w\ufffd')), 'decoy'],
+    ] as const) {
+      for (const side of ['.proj.1.base', 'proj.1']) fs.mkdirSync(Buffer.concat([dir, Buffer.from(`/${side}`)]), { recursive: true });
+      fs.writeFileSync(Buffer.concat([dir, Buffer.from('/.proj.1.base/f')]), 'same\n');
+      // Another size: a fork's file of the base's size and time is taken as unchanged, unread.
+      fs.writeFileSync(Buffer.concat([dir, Buffer.from('/proj.1/f')]), `${text}, in the fork\n`);
+    }
+    const r = spawnSync('sh', ['-c', `cd "$(printf 'w\\377')" && exec "$0" "$1" diff proj.1`, process.execPath, CLI], { cwd: work });
+    expect(r.stderr.toString()).toBe('');
+    expect(r.status).toBe(1);
+    expect(r.stdout.toString()).toContain('+real');
+  });
+
   test('a root that cannot be found is an error, never an empty tree', async () => {
     const b = path.join(work, 'B');
     write(path.join(b, 'f'), 'x\n');
