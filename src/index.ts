@@ -96,7 +96,8 @@ export interface ListOptions {
 
 /**
  * The forks of a directory (the working directory by default), each with its status: unchanged,
- * only-here (`count` files only there), merged, or base-only; and when it last changed.
+ * only-here (`count` files only there, or `commits`, `branches`, `tags` only in its repository),
+ * merged, or base-only; and when it last changed.
  */
 export function listForks(dir: string = process.cwd(), options: ListOptions = {}): Promise<ForkEntry[]> {
   return wrap(async () => {
@@ -116,7 +117,7 @@ export interface PruneOptions {
 /**
  * Removes the forks of a directory that are unchanged or merged, with their bases, and bases left
  * over, once each has been left alone for an hour. Never a fork with files only there, nor one
- * changed in the last hour. Resolves with what was removed and what was kept, and why.
+ * whose repository holds commits or branches only there, nor one changed in the last hour. Resolves with what was removed and what was kept, and why.
  */
 export function prune(dir: string = process.cwd(), options: PruneOptions = {}): Promise<PruneResult> {
   return wrap(async () => {

@@ -143,6 +143,8 @@ interface Addon {
   unixConnect?(path: string): number;
   sendFds?(fd: number, byte: number, fds: number[]): void;
   recvFds?(fd: number, maxFds: number): ReceivedFds | null;
+  // removing a fork or base by descriptors (posix/remove_tree.cc)
+  removeTree?(parent: Buffer, name: Buffer, dev: number, ino: number): RemoveTreeOutcome;
   // arb diff's walk (linux/list_dir.cc)
   listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
 }
@@ -349,7 +351,7 @@ export function inSandbox(): boolean {
   }
 }
 
-// --- arb diff: listing a directory (src/diff/list.ts) ---------------------------------------
+// --- arb diff: listing a directory (src/tree/list-dir.ts) ---------------------------------------
 
 /** A directory's entries with what lstat says of each, index by index; names one char per byte. */
 export interface DirListing {
@@ -365,7 +367,7 @@ export interface DirListing {
 /** As the addon returns it: the names in one string, each ended by a NUL. */
 type NativeDirListing = ({ same: true; names: string } & Omit<DirListing, 'names'>) | { same: false };
 
-/** Whether the addon lists directories itself (Linux); elsewhere src/diff/list.ts does, in JS. */
+/** Whether the addon lists directories itself (Linux); elsewhere src/tree/list-dir.ts does, in JS. */
 export function hasListDir(): boolean {
   try {
     return typeof addon().listDir === 'function';
@@ -394,4 +396,33 @@ export function listDir(dir: Buffer, dev: number, ino: number): DirListing | und
   const names = r.names.split('\0');
   names.pop();
   return { ...r, names };
+}
+
+// --- removing a tree (posix/remove_tree.cc) -----------------------------------------------------
+
+/** removed; gone (nothing there); not-directory (a link or a file there: left); other (not the directory expected: left). */
+export type RemoveTreeOutcome = 'removed' | 'gone' | 'not-directory' | 'other';
+
+/** Whether the addon removes trees itself (it does wherever it is built). */
+export function hasRemoveTree(): boolean {
+  try {
+    return typeof addon().removeTree === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes the directory `name` in `parent` and everything in it, walking by descriptors: never
+ * through a link, never into another file system. With `expect`, only if it is that directory
+ * (device and inode). Throws a Node-style error (code, syscall, path) for the first thing it could
+ * not remove, after removing all it could.
+ */
+export function removeTree(parent: Buffer, name: Buffer, expect?: { dev: number; ino: number }): RemoveTreeOutcome {
+  try {
+    return required('removeTree')(parent, name, expect?.dev ?? -1, expect?.ino ?? -1);
+  } catch (err) {
+    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
+    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+  }
 }

@@ -8,5 +8,6 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterCloneTree(env, exports);
   RegisterSandboxCheck(env, exports);
   RegisterFdPassing(env, exports);
+  RegisterRemoveTree(env, exports);
 }
 }  // namespace arb

@@ -11,5 +11,6 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterNamespaces(env, exports);
   RegisterListDir(env, exports);
   RegisterFdPassing(env, exports);
+  RegisterRemoveTree(env, exports);
 }
 }  // namespace arb

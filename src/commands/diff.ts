@@ -1,8 +1,11 @@
 // arb diff FORK | arb diff DIR1 DIR2 (fsdiff): prints the patch, exits as diff does.
+import * as fs from 'node:fs';
+
 import type { Argv } from 'yargs';
 
 import type { Context } from '../cli';
-import { diffTrees, sidesOf } from '../diff/diff';
+import { sidesOf, withPatch } from '../diff/diff';
+import { VisibleContent } from '../diff/terminal';
 
 export function builder(y: Argv): Argv {
   return y
@@ -18,19 +21,44 @@ export function builder(y: Argv): Argv {
 
 /** Writes all of `data` to stdout; a reader that went away (EPIPE) is not an error. */
 function writeOut(data: Buffer): Promise<void> {
+  if (data.length === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    process.stdout.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? resolve() : reject(err)));
-    process.stdout.write(data, (err) => (err && (err as NodeJS.ErrnoException).code !== 'EPIPE' ? reject(err) : resolve()));
+    const onError = (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? resolve() : reject(err));
+    process.stdout.once('error', onError);
+    process.stdout.write(data, (err) => {
+      process.stdout.off('error', onError);
+      if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') reject(err);
+      else resolve();
+    });
   });
+}
+
+/** Writes the patch file to stdout a chunk at a time; on a terminal, in its visible form. */
+async function printPatch(file: string): Promise<void> {
+  const visible = process.stdout.isTTY ? new VisibleContent() : undefined;
+  const fd = fs.openSync(file, 'r');
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(1 << 20);
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      const chunk = buf.subarray(0, n);
+      await writeOut(visible ? visible.push(chunk) : chunk);
+    }
+    if (visible) await writeOut(visible.end());
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
   const first = args.FORK as string;
   const second = args.DIR2 as string | undefined;
   const sides = sidesOf(first, second);
-  // The whole patch is made before a byte is written, so that a failure prints nothing.
-  const patch = await diffTrees({ ...sides, warn: (m) => process.stderr.write(`${ctx.program}: ${m}\n`) });
-  if (patch.length === 0) return 0;
-  await writeOut(patch);
-  return 1;
+  // The whole patch is made (in a file) before a byte is written, so that a failure prints nothing.
+  return withPatch({ ...sides, warn: (m) => process.stderr.write(`${ctx.program}: ${m}\n`) }, async (patch) => {
+    if (patch.size === 0) return 0;
+    await printPatch(patch.path);
+    return 1;
+  });
 }

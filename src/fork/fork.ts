@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { visible } from '../diff/paths';
+import { visible } from '../tree/paths';
 import { ArbError, errnoName, systemError } from '../errors';
 import { CloneResult, cloneTree } from '../native';
 import { describeGitFailure, ignoredPathBuffers } from './ignore';

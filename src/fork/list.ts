@@ -1,9 +1,12 @@
 // arb fork -l: the forks of a directory and what is in each. A fork's status uses arb diff's own
-// comparison (src/diff/compare.ts), so what counts is what its patch would carry (.git and
+// comparison (src/tree/compare.ts), so what counts is what its patch would carry (.git and
 // ignored files do not), and it reads only files whose size, mode or time differ from the base:
 //
 //   unchanged          the fork equals its base;
 //   N files only here  N of the files that differ from the base are not the same in the directory;
+//                      or, as "2 commits, 1 branch only here", the fork's repository holds commits,
+//                      branches or tags that neither the directory's nor the base's has
+//                      (src/fork/repo-work.ts);
 //   merged             every file that differs from the base is now the same in the directory
 //                      (its patch was applied);
 //   base only          a base whose fork is gone.
@@ -14,12 +17,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { compareTrees, Change, EntryStat } from '../diff/compare';
-import { enclosingRepoTop } from '../diff/diff';
+import { compareTrees, Change, EntryStat } from '../tree/compare';
+import { enclosingRepoTop } from '../tree/repo';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
-import { RelPath, fsPath, rootBytes, visible } from '../diff/paths';
-import { readSeenLink, sameContent } from '../diff/read';
+import { RelPath, fsPath, rootBytes, visible } from '../tree/paths';
+import { readSeenLink, sameContent } from '../tree/read';
 import { findForks } from './names';
+import { workOnlyInFork } from './repo-work';
 
 export type ForkStatus = 'unchanged' | 'only-here' | 'merged' | 'base-only' | 'not-a-directory' | 'unreadable';
 
@@ -37,6 +41,11 @@ export interface ForkEntry {
   changed: number;
   /** The newest change inside the fork (or, for a base only, inside the base), ms since the epoch. */
   updatedMs: number;
+  /** Commits in the fork's repository that neither the directory's nor the base's has. */
+  commits: number;
+  /** Branches and tags only in the fork's repository. */
+  branches: string[];
+  tags: string[];
   /** For 'unreadable': why. */
   error?: string;
   /** What the status was computed from (for prune to check that nothing moved since). */
@@ -125,7 +134,7 @@ function lstatOrUndefined(p: string): fs.Stats | undefined {
 export async function examine(dir: string, name: string, forkPath: string, basePath: string, options: ListOptions = {}): Promise<ForkEntry> {
   const forkSt = lstatOrUndefined(forkPath);
   const baseSt = lstatOrUndefined(basePath);
-  const entry: ForkEntry = { name, fork: forkSt ? forkPath : undefined, base: basePath, status: 'base-only', count: 0, changed: 0, updatedMs: 0 };
+  const entry: ForkEntry = { name, fork: forkSt ? forkPath : undefined, base: basePath, status: 'base-only', count: 0, changed: 0, updatedMs: 0, commits: 0, branches: [], tags: [] };
   try {
     if (!forkSt) {
       entry.updatedMs = newestChange(basePath);
@@ -139,21 +148,29 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
       return entry;
     }
     entry.identity = { dev: forkSt.dev, ino: forkSt.ino };
-    const { changes, newestMtimeMs } = await compareTrees(basePath, forkPath, {
-      newest: true,
-      repo: options.repo,
-      warn: options.warn ?? (() => undefined),
-      trustTimes: options.trustTimes,
-      outerTop: enclosingRepoTop(forkPath, basePath),
-    });
+    const look = async (repo: PrivateRepo) => {
+      const compared = await compareTrees(basePath, forkPath, {
+        newest: true,
+        repo,
+        warn: options.warn ?? (() => undefined),
+        trustTimes: options.trustTimes,
+        outerTop: enclosingRepoTop(forkPath, basePath),
+      });
+      return { ...compared, work: await workOnlyInFork(repo, dir, forkPath, basePath) };
+    };
+    const { changes, newestMtimeMs, work } = options.repo ? await look(options.repo) : await withPrivateRepo(look);
     entry.updatedMs = newestMtimeMs ?? 0;
     entry.changed = changes.length;
-    if (changes.length === 0) {
+    entry.commits = work.commits;
+    entry.branches = work.branches;
+    entry.tags = work.tags;
+    const repoWork = work.commits + work.branches.length + work.tags.length > 0;
+    if (changes.length === 0 && !repoWork) {
       entry.status = 'unchanged';
       return entry;
     }
     entry.count = changes.filter((c) => !sameInDirectory(dir, forkPath, c)).length;
-    entry.status = entry.count === 0 ? 'merged' : 'only-here';
+    entry.status = entry.count === 0 && !repoWork ? 'merged' : 'only-here';
   } catch (err) {
     entry.status = 'unreadable';
     entry.error = (err as Error).message;
@@ -205,8 +222,16 @@ export function statusText(e: ForkEntry): string {
       return 'merged';
     case 'base-only':
       return 'base only';
-    case 'only-here':
-      return `${e.count} ${e.count === 1 ? 'file' : 'files'} only here`;
+    case 'only-here': {
+      const n = (count: number, one: string, many: string) => (count ? [`${count} ${count === 1 ? one : many}`] : []);
+      const parts = [
+        ...n(e.count, 'file', 'files'),
+        ...n(e.commits, 'commit', 'commits'),
+        ...n(e.branches.length, 'branch', 'branches'),
+        ...n(e.tags.length, 'tag', 'tags'),
+      ];
+      return `${parts.length ? parts.join(', ') : '0 files'} only here`;
+    }
     case 'not-a-directory':
       return 'not a directory';
     case 'unreadable':
@@ -243,6 +268,9 @@ export function formatJson(entries: ForkEntry[]): string {
     status: e.status,
     count: e.count,
     changed: e.changed,
+    commits: e.commits,
+    branches: e.branches,
+    tags: e.tags,
     ...(e.error ? { error: e.error } : {}),
   }));
   return `${JSON.stringify(items, null, 2)}\n`;

@@ -33,11 +33,9 @@ export function validateForkName(name: string): void {
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) bad(`it is longer than ${MAX_NAME_BYTES} bytes`);
 }
 
-/** The base of a fork: `/a/b/turso.1` -> `/a/b/.turso.1.base`. */
-export function baseOf(forkPath: string): string {
-  const resolved = path.resolve(forkPath);
-  return path.join(path.dirname(resolved), `.${path.basename(resolved)}.base`);
-}
+import { baseOf } from '../tree/paths';
+
+export { baseOf };
 
 export interface ForkPaths {
   fork: string;

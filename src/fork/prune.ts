@@ -1,9 +1,10 @@
 // arb fork --prune: removes what is done with, and nothing else. A fork that is unchanged or
 // merged goes with its base, and a base whose fork is gone goes too, once each has been left
 // alone for an hour (nothing inside modified: see list.ts's UPDATED). A fork with files only
-// there, one changed in the last hour, one a process works in (its working directory or an open
-// file is there: an agent still thinking, in a fork just made of old files), a link where a fork
-// was, or one that cannot be read is kept, and the reasons are counted.
+// there, or commits, branches or tags only in its repository (src/fork/repo-work.ts), one
+// changed in the last hour, one a process works in (its working directory or an open file is
+// there: an agent still thinking, in a fork just made of old files), a link where a fork was, or
+// one that cannot be read is kept, and the reasons are counted.
 //
 // Removing is where a mistake loses work, so:
 // - only the forks and bases findForks names beside the directory are ever removed, never the
@@ -12,16 +13,17 @@
 //   its inode moved (a fork that changes while it is being examined is kept); then examined once
 //   more reading every file, since equal size, mode and time do not prove equal content (touch
 //   -r, or touch -d on a fork and its base), and kept if that finds files only here;
-// - the removal is `rm -rf` (GNU: --one-file-system), whose walk opens each directory without
-//   following links, so a link put inside the fork, even while it is removed, is removed as a
-//   link and never followed; and a link where the fork was is never removed through.
-import { spawnSync } from 'node:child_process';
+// - the removal walks by descriptors (src/fork/remove.ts), each directory opened without
+//   following a link and relative to its parent's, never into another file system, so a link
+//   put inside the fork, even in place of a directory while it is removed, is removed as a link
+//   and never followed; a link where the fork was is never removed through, and a fork replaced
+//   since it was examined (another inode) is left.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
-import { makeWritable } from './remove';
+import { removeTree } from './remove';
 
 export const LEFT_ALONE_MS = 60 * 60 * 1000;
 
@@ -44,7 +46,7 @@ export interface PruneResult {
   failed: { path: string; message: string }[];
 }
 
-export type KeptReason = 'only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
+export type KeptReason = 'only-here' | 'commits-only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
 
 /**
  * Where running processes are: each one's working directory, root and open files, as far as
@@ -91,11 +93,16 @@ function processIn(dir: string, places: { pid: number; place: string }[]): numbe
   return places.find((p) => p.place === real || p.place.startsWith(`${real}/`))?.pid;
 }
 
+/** Files only in the fork, or else commits, branches or tags only in its repository. */
+function onlyHereReason(e: ForkEntry): KeptReason {
+  return e.count > 0 ? 'only-here' : 'commits-only-here';
+}
+
 function keepReason(e: ForkEntry, now: number, places: { pid: number; place: string }[]): KeptReason | undefined {
   if (e.fork && e.status !== 'not-a-directory' && processIn(e.fork, places) !== undefined) return 'in-use';
   switch (e.status) {
     case 'only-here':
-      return 'only-here';
+      return onlyHereReason(e);
     case 'not-a-directory':
       return 'not-a-directory';
     case 'unreadable':
@@ -116,22 +123,14 @@ function unchangedSince(before: ForkEntry, after: ForkEntry): boolean {
   );
 }
 
-/** Removes one directory tree without following any link in it; throws with rm's words. */
-export function removeDirectory(p: string): void {
-  const st = fs.lstatSync(p);
-  if (!st.isDirectory()) throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
-  const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
-  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
-  if (r.status !== 0 && fs.existsSync(p)) {
-    // Directories without write permission (kept from the source): let their owner in, each
-    // through a descriptor that follows no link (src/fork/remove.ts).
-    makeWritable(p);
-    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
-  }
-  if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
-  if (r.status !== 0) {
-    throw new ArbError('ARB_IO', `cannot remove '${p}': ${r.stderr.trim().split('\n').slice(-1)[0] || `rm exited with status ${r.status}`}`);
-  }
+/**
+ * Removes one fork or base by descriptors (src/fork/remove.ts), only if it is still the
+ * directory that was examined (`expect`); throws saying why not.
+ */
+export function removeDirectory(p: string, expect?: { dev: number; ino: number }): void {
+  const outcome = removeTree(p, expect);
+  if (outcome === 'not-directory') throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
+  if (outcome === 'other') throw new ArbError('ARB_IO', `'${p}' is not the directory examined (replaced meanwhile): left as it is`);
 }
 
 /**
@@ -171,7 +170,7 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
     if (entry.status !== 'base-only') {
       const read = await examine(resolved, entry.name, forkPath, entry.base, { warn: options.warn, trustTimes: false });
       if (read.status === 'only-here' || read.status === 'unreadable' || read.status === 'not-a-directory') {
-        result.kept.push({ entry: read, reason: read.status });
+        result.kept.push({ entry: read, reason: read.status === 'only-here' ? onlyHereReason(read) : read.status });
         continue;
       }
     }
@@ -182,7 +181,8 @@ export async function pruneForks(dir: string, options: PruneOptions = {}, onRemo
         continue;
       }
       try {
-        removeDirectory(t);
+        // The fork (or a base left over) only if it is the very directory examined.
+        removeDirectory(t, t === (entry.fork ?? entry.base) ? entry.identity : undefined);
         result.removed.push(t);
         onRemove(t);
       } catch (err) {
@@ -201,6 +201,8 @@ export function keptSummary(kept: PruneResult['kept'], now: number): string {
   const parts: string[] = [];
   const onlyHere = count('only-here');
   if (onlyHere) parts.push(`${onlyHere} with files only here`);
+  const commits = count('commits-only-here');
+  if (commits) parts.push(`${commits} with commits or branches only here`);
   const recent = kept.filter((k) => k.reason === 'recent');
   if (recent.length === 1) parts.push(`1 changed ${timeAgo(recent[0].entry.updatedMs, now)}`);
   else if (recent.length > 1) parts.push(`${recent.length} changed in the last hour`);

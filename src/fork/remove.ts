@@ -1,52 +1,60 @@
-// Removing a half-made (or finished) fork or base. Directories in it may have been given a mode
-// without write permission (the source's), which rm -rf as a user cannot get through; those are
-// made writable on the way down and removed again.
+// Removing a fork or a base (a half-made one, one confine --rm is done with, one --prune removes).
+// A process left running in it may still be changing it: removal by path (fs.rmSync, rm of
+// a/b/c then a/b) could be made to follow a directory swapped for a link mid-removal, out of the
+// tree. So the addon removes by descriptors (native/posix/remove_tree.cc): each directory opened
+// relative to its parent's descriptor without following a link, each entry unlinked relative to
+// it, never into another file system, and directories without write permission (kept from the
+// source) given rwx for their owner through those descriptors. Without the addon (a build that
+// lacks removeTree), `rm -rf` does it: GNU and BSD rm walk with fts, by descriptors too.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Removes `p` and everything under it, whatever the modes inside; never follows links. */
-export function removeTree(p: string): void {
+import { ArbError, systemError } from '../errors';
+import { hasRemoveTree, removeTree as removeNatively } from '../native';
+
+/** What removeTree found: removed (or nothing there), or left as it was. */
+export type Removal = 'removed' | 'gone' | 'not-directory' | 'other';
+
+/**
+ * Removes the directory `p` and everything under it, whatever the modes inside; never follows a
+ * link in it, and a link at `p` itself is left. With `expect`, only if `p` is that directory
+ * (device and inode): what was examined. Throws an ArbError naming what could not be removed.
+ */
+export function removeTree(p: string | Buffer, expect?: { dev: number; ino: number }): Removal {
+  const full = typeof p === 'string' ? Buffer.from(path.resolve(p)) : p;
+  const text = full.toString('latin1');
+  const slash = text.lastIndexOf('/');
+  const parent = Buffer.from(slash === 0 ? '/' : text.slice(0, slash), 'latin1');
+  const name = Buffer.from(text.slice(slash + 1), 'latin1');
+  const shown = full.toString();
+  if (!hasRemoveTree()) return removeWithRm(shown, expect);
   try {
-    fs.rmSync(p, { recursive: true, force: true, maxRetries: 2 });
-    return;
+    return removeNatively(parent, name, expect);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'ENOTEMPTY') throw err;
+    const e = err as NodeJS.ErrnoException;
+    const where = e.path ? path.join(path.dirname(shown), e.path) : shown;
+    throw systemError('remove', where, err);
   }
-  makeWritable(p);
-  fs.rmSync(p, { recursive: true, force: true, maxRetries: 2 });
 }
 
-// Changed through a descriptor opened without following a link, never by path: a directory
-// swapped for a link (by a process left running in a fork) between a look and a chmod by path
-// would have the chmod follow it out of the tree. On Linux an O_PATH descriptor (which needs no
-// read permission, so a directory of mode 0000 can be opened) is changed through
-// /proc/self/fd/N, which names that very inode; elsewhere, a directory opened to read.
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
-const O_PATH = 0o10000000; // Linux: not in fs.constants
-
-/** Gives the owner rwx on `dir` and every directory under it, following no link. */
-export function makeWritable(dir: string): void {
-  const linux = process.platform === 'linux';
-  let fd: number;
+/** The fallback: rm -rf, after a look that it is the directory expected. */
+function removeWithRm(p: string, expect?: { dev: number; ino: number }): Removal {
+  let st: fs.Stats;
   try {
-    fd = fs.openSync(dir, (linux ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW);
+    st = fs.lstatSync(p);
   } catch {
-    return; // gone, not a directory, or a link: rmSync will say
+    return 'gone';
   }
-  try {
-    if (linux) fs.chmodSync(`/proc/self/fd/${fd}`, 0o700);
-    else fs.fchmodSync(fd, 0o700);
-  } catch {
-    /* not ours to change: rmSync will say */
-  } finally {
-    fs.closeSync(fd);
+  if (!st.isDirectory()) return 'not-directory';
+  if (expect && (st.dev !== expect.dev || st.ino !== expect.ino)) return 'other';
+  const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
+  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+  if (r.status !== 0 && fs.existsSync(p)) {
+    spawnSync('chmod', ['-R', 'u+rwx', '--', p]);
+    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   }
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) makeWritable(path.join(dir, name));
+  if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
+  if (r.status !== 0) throw new ArbError('ARB_IO', `cannot remove '${p}': ${r.stderr.trim().split('\n').slice(-1)[0] || `rm exited with status ${r.status}`}`);
+  return 'removed';
 }

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { visible } from '../diff/paths';
+import { visible } from '../tree/paths';
 import { ArbError } from '../errors';
 
 export interface GitResult {
@@ -25,7 +25,13 @@ export interface GitRunOptions {
   indexFile?: string;
   /** An object directory to read (GIT_OBJECT_DIRECTORY); git only reads objects from it. */
   objectDirectory?: string;
+  /** More object directories to read (GIT_ALTERNATE_OBJECT_DIRECTORIES). */
+  alternateObjectDirectories?: string[];
   input?: Buffer | string;
+  /** Writes git's input as it goes (with backpressure), for input too large to hold. */
+  feed?: (stdin: import('node:stream').Writable) => Promise<void>;
+  /** Takes git's output as it comes, rather than collecting it (stdout is then empty). */
+  onStdout?: (chunk: Buffer) => void;
   /** Statuses that are not failures (e.g. [0, 1] for diff). */
   okStatuses?: number[];
 }
@@ -92,6 +98,7 @@ function gitEnv(home: string, gitDir: string, options: GitRunOptions): NodeJS.Pr
   if (options.workTree) env.GIT_WORK_TREE = options.workTree;
   if (options.indexFile) env.GIT_INDEX_FILE = options.indexFile;
   if (options.objectDirectory) env.GIT_OBJECT_DIRECTORY = options.objectDirectory;
+  if (options.alternateObjectDirectories?.length) env.GIT_ALTERNATE_OBJECT_DIRECTORIES = options.alternateObjectDirectories.join(':');
   return env;
 }
 
@@ -204,7 +211,7 @@ export class PrivateRepo {
       this.track(child);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      child.stdout.on('data', (b: Buffer) => out.push(b));
+      child.stdout.on('data', options.onStdout ?? ((b: Buffer) => out.push(b)));
       child.stderr.on('data', (b: Buffer) => err.push(b));
       child.on('error', (e) => {
         const code = (e as NodeJS.ErrnoException).code;
@@ -231,7 +238,17 @@ export class PrivateRepo {
       child.stdin.on('error', () => {
         /* git may exit before reading all of its input; its status says what happened */
       });
-      child.stdin.end(options.input ?? '');
+      if (options.feed) {
+        options.feed(child.stdin).then(
+          () => child.stdin.end(),
+          (e: unknown) => {
+            child.kill('SIGKILL');
+            reject(e);
+          },
+        );
+      } else {
+        child.stdin.end(options.input ?? '');
+      }
     });
   }
 
@@ -279,6 +296,23 @@ export class PrivateRepo {
     });
     this.track(child);
     return child;
+  }
+
+  private aliases = 0;
+
+  /**
+   * A name for the directory at `target` (absolute bytes) that git can be given: a link to it in
+   * the repository's directory. Git takes paths (GIT_WORK_TREE, GIT_OBJECT_DIRECTORY, its working
+   * directory) as text from the environment, where a name that is not UTF-8 cannot go; through
+   * the link git reaches the directory byte for byte (it resolves a work tree's real path).
+   */
+  alias(target: Buffer): string {
+    const dir = path.join(this.root, 'trees');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.aliases += 1;
+    const link = path.join(dir, String(this.aliases));
+    fs.symlinkSync(target, link);
+    return link;
   }
 
   /** Removes the repository and its temporary directory. */

@@ -43,7 +43,7 @@ describe('arb fork -l', () => {
     // What does not count: ignored files, .git.
     write(path.join(unchanged, 'node_modules/x.js'), 'x\n');
     write(path.join(unchanged, 'debug.log'), 'log\n');
-    git(unchanged, ['commit', '-q', '--allow-empty', '-m', 'in the fork']);
+    // (A commit in the fork does count: test/fork/repo-work.test.ts.)
     // Merged: changed, then its patch applied in the directory.
     fs.appendFileSync(path.join(merged, 'src/b.c'), 'merged\n');
     write(path.join(merged, 'added.txt'), 'added\n');
@@ -127,8 +127,8 @@ describe('arb fork -l', () => {
     expect(r.status).toBe(0);
     const list = JSON.parse(r.stdout);
     expect(list).toEqual([
-      { name: '1', path: a, base: path.join(work, '.proj.1.base'), updated: expect.any(String), status: 'unchanged', count: 0, changed: 0 },
-      { name: 'named', path: b, base: path.join(work, '.proj.named.base'), updated: expect.any(String), status: 'only-here', count: 2, changed: 2 },
+      { name: '1', path: a, base: path.join(work, '.proj.1.base'), updated: expect.any(String), status: 'unchanged', count: 0, changed: 0, commits: 0, branches: [], tags: [] },
+      { name: 'named', path: b, base: path.join(work, '.proj.named.base'), updated: expect.any(String), status: 'only-here', count: 2, changed: 2, commits: 0, branches: [], tags: [] },
     ]);
     for (const e of list) {
       expect(e.updated).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -185,6 +185,9 @@ describe('formatTable', () => {
       count,
       changed: count,
       updatedMs: now - agoMs,
+      commits: 0,
+      branches: [],
+      tags: [],
     });
     const table = formatTable(
       [e('1', 'unchanged', 0, 4 * 86_400_000), e('3', 'only-here', 9, 86_400_000), e('2', 'base-only', 0, 2 * 3_600_000, false), e('swebench', 'merged', 0, 9 * 60_000)],

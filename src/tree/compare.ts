@@ -9,18 +9,18 @@
 //   and compared byte by byte; only the executable bit of the permissions counts, as in git.
 //
 // The trees are walked one directory level at a time, each directory listed with what lstat says
-// of its entries (src/diff/list.ts: a link is a leaf, never followed, and a directory is listed
+// of its entries (src/tree/list-dir.ts: a link is a leaf, never followed, and a directory is listed
 // only if it is the one its parent's listing saw), so that git is asked about a whole level at
 // once, and only about what matters: directories (an ignored one is not entered) and paths that
-// differ. Paths are binary strings (src/diff/paths.ts).
+// differ. Paths are binary strings (src/tree/paths.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
-import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './ignore';
-import { DirId, Seen, listDir, seenOf } from './list';
-import { RelPath, fsPath, joinRel, refusedByGit, rootBytes, showRel } from './paths';
+import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './check-ignore';
+import { DirId, Seen, listDir, seenOf } from './list-dir';
+import { RelPath, Root, fsPath, joinRel, realRootBytes, refusedByGit, showRel, showRoot } from './paths';
 import { EntryStat, Tree, changedUnderUs, readSeenLink, sameContent } from './read';
 
 export type { EntryStat, Tree } from './read';
@@ -50,7 +50,7 @@ export interface CompareOptions {
    * The top of a repository both trees lie in (a fork of a monorepo's package): its .gitignore
    * files above the trees count too, unless they ignore a tree itself.
    */
-  outerTop?: string;
+  outerTop?: Buffer;
   /** Where notes go (a FIFO left out, an index git cannot read); stderr by default. */
   warn?: (message: string) => void;
 }
@@ -180,6 +180,17 @@ class Walker {
     return seenOf(st);
   }
 
+  private rootStat(tree: Tree): Seen {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(tree.bytes);
+    } catch (err) {
+      throw systemError('read', tree.root, err);
+    }
+    if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `'${tree.root}' is not a directory`);
+    return seenOf(st);
+  }
+
   /** The newest mtime under a fork directory arb does not otherwise enter (.git, ignored). */
   private newestUnder(rel: RelPath, id: DirId): void {
     const stack: [RelPath, DirId][] = [[rel, id]];
@@ -204,8 +215,9 @@ class Walker {
   }
 
   async run(): Promise<void> {
-    const rootBase = this.lstat(this.base, '');
-    const rootFork = this.lstat(this.fork, '');
+    // A root that is not there is an error, never an empty tree (every file added or removed).
+    const rootBase = this.rootStat(this.base);
+    const rootFork = this.rootStat(this.fork);
     if (rootFork && this.options.newest) this.newest = rootFork.mtimeMs;
     if (rootBase && this.options.trustTimes !== false) this.trustedUntilMs = rootBase.ctimeMs;
     const outer = await this.outerRules();
@@ -276,7 +288,7 @@ class Walker {
   }
 
   private trackedSet(): Promise<Tracked | undefined> {
-    this.tracked ??= readTracked(this.repo, this.base.root, this.warn);
+    this.tracked ??= readTracked(this.repo, this.base.bytes, this.warn);
     return this.tracked;
   }
 
@@ -289,9 +301,9 @@ class Walker {
     const top = this.options.outerTop;
     if (!top) return { base: false, fork: false };
     const make = async (tree: Tree): Promise<CheckIgnore | undefined> => {
-      const rel = path.relative(top, path.resolve(tree.root));
-      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
-      const check = new CheckIgnore(this.repo, top, Buffer.from(rel).toString('latin1'));
+      const rel = path.posix.relative(top.toString('latin1'), tree.bytes.toString('latin1'));
+      if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) return undefined;
+      const check = new CheckIgnore(this.repo, this.repo.alias(top), rel, showRoot(top));
       if (await check.treeIgnored()) {
         await check.close();
         return undefined;
@@ -319,8 +331,8 @@ class Walker {
       if (!p.base && p.node.forkRules) forkAsk.push(p);
     }
     const query = (p: Pending): IgnoreQuery => ({ path: p.rel, dir: (p.base ?? p.fork)!.kind === 'dir' });
-    if (baseAsk.length) this.baseCheck ??= new CheckIgnore(this.repo, this.base.bytes.toString());
-    if (forkAsk.length) this.forkCheck ??= new CheckIgnore(this.repo, this.fork.bytes.toString());
+    if (baseAsk.length) this.baseCheck ??= new CheckIgnore(this.repo, this.repo.alias(this.base.bytes), '', this.base.root);
+    if (forkAsk.length) this.forkCheck ??= new CheckIgnore(this.repo, this.repo.alias(this.fork.bytes), '', this.fork.root);
     const [baseIgnored, forkIgnored] = await Promise.all([
       this.baseCheck?.ask(baseAsk.map(query)) ?? [],
       this.forkCheck?.ask(forkAsk.map(query)) ?? [],
@@ -380,10 +392,10 @@ class Walker {
  * The paths that differ between `base` and `fork` by arb diff's rules, in bytewise order. Throws
  * an ArbError (naming the path) on anything it cannot read.
  */
-export async function compareTrees(base: string, fork: string, options: CompareOptions = {}): Promise<CompareResult> {
+export async function compareTrees(base: Root, fork: Root, options: CompareOptions = {}): Promise<CompareResult> {
   const warn = options.warn ?? ((m: string) => process.stderr.write(`arb: ${m}\n`));
   const go = async (repo: PrivateRepo): Promise<CompareResult> => {
-    const walker = new Walker(repo, { root: base, bytes: rootBytes(base) }, { root: fork, bytes: rootBytes(fork) }, options, warn);
+    const walker = new Walker(repo, treeOf(base), treeOf(fork), options, warn);
     await walker.run();
     const changes = walker.changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
     return { changes, newestMtimeMs: options.newest ? walker.newest : undefined };
@@ -392,13 +404,21 @@ export async function compareTrees(base: string, fork: string, options: CompareO
   return withPrivateRepo(go);
 }
 
+/**
+ * A root as the walk keeps it: its name for messages, and its absolute path's bytes, through the
+ * links the user named it by (below it, no link is ever followed).
+ */
+export function treeOf(root: Root): Tree {
+  return { root: showRoot(root), bytes: realRootBytes(root) };
+}
+
 /** Throws unless `dir` is a directory (following a link the user named). */
-export function mustBeDirectory(dir: string, what: string): void {
+export function mustBeDirectory(dir: Root, what: string, shown: string = showRoot(dir)): void {
   let st: fs.Stats;
   try {
     st = fs.statSync(dir);
   } catch (err) {
-    throw systemError(`read ${what}`, dir, err);
+    throw systemError(`read ${what}`, shown, err);
   }
-  if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `${what} '${dir}' is not a directory`);
+  if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `${what} '${shown}' is not a directory`);
 }

@@ -3,14 +3,57 @@
 // So a path relative to a tree's root is kept as a "binary string", one character per byte
 // (latin1), which compares, sorts and hashes byte by byte, and is turned into a Buffer only to
 // reach the file system or git.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** A path relative to a tree's root, '/'-separated, one character per byte; '' is the root. */
 export type RelPath = string;
 
-/** The bytes of an absolute root, as the file system takes them. */
-export function rootBytes(root: string): Buffer {
-  return Buffer.from(path.resolve(root));
+/**
+ * The working directory's bytes. Node's process.cwd() decodes them as UTF-8, so a name that is not
+ * UTF-8 comes back as another name (0xff as U+FFFD), maybe of another directory; on Linux the
+ * kernel's own bytes are read from /proc/self/cwd.
+ */
+export function cwdBytes(): Buffer {
+  if (process.platform === 'linux') {
+    try {
+      const b = fs.readlinkSync('/proc/self/cwd', { encoding: 'buffer' });
+      if (b[0] === 0x2f) return b;
+    } catch {
+      /* no /proc: as Node has it */
+    }
+  }
+  return Buffer.from(process.cwd());
+}
+
+/** A directory the user named (or its bytes), as the kernel takes it. */
+export type Root = string | Buffer;
+
+/**
+ * The bytes of a root made absolute (`.` and `..` folded, as path.resolve does), against the
+ * working directory's own bytes: relative names are resolved byte for byte.
+ */
+export function rootBytes(root: Root): Buffer {
+  const text = typeof root === 'string' ? root : root.toString('latin1');
+  const bytes = typeof root === 'string' ? Buffer.from(root) : root;
+  if (text.startsWith('/')) return Buffer.from(path.posix.resolve(bytes.toString('latin1')), 'latin1');
+  return Buffer.from(path.posix.resolve(cwdBytes().toString('latin1'), bytes.toString('latin1')), 'latin1');
+}
+
+/** rootBytes through the links the user named it by (as the walk and git see it), if it exists. */
+export function realRootBytes(root: Root): Buffer {
+  const bytes = rootBytes(root);
+  try {
+    // .native: Node's own realpath goes through UTF-8 text, and loses bytes that are not.
+    return fs.realpathSync.native(bytes, { encoding: 'buffer' });
+  } catch {
+    return bytes;
+  }
+}
+
+/** How a root is named in messages. */
+export function showRoot(root: Root): string {
+  return visible(typeof root === 'string' ? root : root.toString('utf8'));
 }
 
 /** The file-system path of `rel` under `root` (a Buffer, so that any byte survives). */
@@ -61,4 +104,16 @@ export function refusedByGit(name: string, isSymlink: boolean): string | undefin
     return 'git refuses a symbolic link named .gitmodules';
   }
   return undefined;
+}
+
+/** The base of a fork: `/a/b/turso.1` -> `/a/b/.turso.1.base`. */
+export function baseOf(forkPath: string): string {
+  const resolved = path.resolve(forkPath);
+  return path.join(path.dirname(resolved), `.${path.basename(resolved)}.base`);
+}
+
+/** baseOf in bytes: a fork's name need not be UTF-8, nor the working directory's. */
+export function baseBytesOf(fork: Root): Buffer {
+  const resolved = rootBytes(fork).toString('latin1');
+  return Buffer.from(path.posix.join(path.posix.dirname(resolved), `.${path.posix.basename(resolved)}.base`), 'latin1');
 }

@@ -35,8 +35,8 @@ export function changedUnderUs(tree: Tree, rel: RelPath): ArbError {
   });
 }
 
-/** Opens the file the walk saw, or throws: never a link, never another inode. */
-function openSeen(tree: Tree, rel: RelPath, seen: EntryStat): number {
+/** Opens the file the walk saw (to read a chunk at a time), or throws: never a link, never another inode. */
+export function openSeen(tree: Tree, rel: RelPath, seen: EntryStat): number {
   let fd: number;
   try {
     fd = fs.openSync(fsPath(tree.bytes, rel), OPEN_FLAGS);
@@ -53,18 +53,6 @@ function openSeen(tree: Tree, rel: RelPath, seen: EntryStat): number {
     throw err;
   }
   return fd;
-}
-
-/** The whole content of a regular file the walk saw. */
-export function readSeenFile(tree: Tree, rel: RelPath, seen: EntryStat): Buffer {
-  const fd = openSeen(tree, rel, seen);
-  try {
-    return fs.readFileSync(fd);
-  } catch (err) {
-    throw systemError('read', showRel(tree.root, rel), err);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 function lstatLink(tree: Tree, rel: RelPath, at: Buffer): fs.Stats {

@@ -1,5 +1,5 @@
 // Names git would refuse in a patch, and paths as fast-import takes them.
-import { refusedByGit, showRel } from '../../src/diff/paths';
+import { refusedByGit, showRel } from '../../src/tree/paths';
 import { gitMode, quoteForFastImport } from '../../src/diff/patch';
 
 describe('refusedByGit', () => {

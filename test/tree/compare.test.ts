@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { compareTrees } from '../../src/diff/compare';
+import { compareTrees } from '../../src/tree/compare';
 import { tempDir } from '../helpers/run';
-import { cpFork, git, write } from './helpers';
+import { cpFork, git, write } from '../diff/helpers';
 
 let work: string;
 beforeEach(() => {

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { ArbError } from '../errors';
 import { FIFO_BLOCKED, type PrivateRepo } from '../git/private-git';
 import { RelPath, visible } from './paths';
+import { repositoryAt } from './repo';
 
 export interface IgnoreQuery {
   path: RelPath;
@@ -44,6 +45,7 @@ export class CheckIgnore {
     repo: PrivateRepo,
     workTree: string,
     private readonly prefix = '',
+    shown = workTree,
   ) {
     this.child = repo.start(['check-ignore', '--stdin', '-z', '--verbose', '--non-matching', '--no-index'], { workTree });
     this.child.stdout!.setEncoding('latin1');
@@ -66,7 +68,7 @@ export class CheckIgnore {
     this.child.on('close', (status, signal) => {
       const why = repo.wasBlockedOnFifo(this.child) ? `was stopped: ${FIFO_BLOCKED}` : signal ? `was killed (${signal})` : `exited with status ${status}`;
       const said = visible(this.stderr.trim().split('\n').slice(-2).join('; '));
-      this.fail(new ArbError('ARB_GIT', `git check-ignore in '${workTree}' ${why}${said ? `: ${said}` : ''}`));
+      this.fail(new ArbError('ARB_GIT', `git check-ignore in '${shown}' ${why}${said ? `: ${said}` : ''}`));
     });
   }
 
@@ -132,24 +134,8 @@ export interface Tracked {
   dirs: Set<RelPath>;
 }
 
-/** Where the git directory of a work tree is: `.git`, or what a `.git` file names. */
-function gitDirOf(root: string): string | undefined {
-  const dotgit = path.join(root, '.git');
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(dotgit);
-  } catch {
-    return undefined;
-  }
-  if (st.isDirectory()) return dotgit;
-  if (!st.isFile() || st.size > 4096) return undefined;
-  // A worktree's or a submodule's `.git` file: "gitdir: PATH".
-  const m = /^gitdir: (.+?)\s*$/m.exec(fs.readFileSync(dotgit, 'utf8'));
-  return m ? path.resolve(root, m[1]) : undefined;
-}
-
 /** Copies a regular file (never through a link) into the private repository. */
-function copyRegular(from: string, to: string): boolean {
+function copyRegular(from: Buffer, to: string): boolean {
   let fd: number;
   try {
     fd = fs.openSync(from, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -170,38 +156,40 @@ function copyRegular(from: string, to: string): boolean {
  * repository; undefined when there is no index. A index git cannot read is warned about, and
  * counts as tracking nothing.
  */
-export async function readTracked(repo: PrivateRepo, root: string, warn: (message: string) => void): Promise<Tracked | undefined> {
-  const gitDir = gitDirOf(root);
-  if (!gitDir) return undefined;
+export async function readTracked(repo: PrivateRepo, root: Buffer, warn: (message: string) => void): Promise<Tracked | undefined> {
+  const dirs = repositoryAt(root, false);
+  if (!dirs) return undefined;
+  const gitDir = Buffer.from(dirs.gitDir, 'latin1');
+  const at = (dir: Buffer, name: string) => Buffer.concat([dir, Buffer.from(`/${name}`)]);
   const copy = path.join(repo.root, 'base-index');
-  if (!copyRegular(path.join(gitDir, 'index'), copy)) return undefined;
+  if (!copyRegular(at(gitDir, 'index'), copy)) return undefined;
   // A split index names its shared part, which git looks for beside the repository's index.
   try {
-    for (const name of fs.readdirSync(gitDir)) {
-      if (name.startsWith('sharedindex.')) copyRegular(path.join(gitDir, name), path.join(repo.gitDir, name));
+    for (const name of fs.readdirSync(gitDir, { encoding: 'latin1' })) {
+      if (name.startsWith('sharedindex.')) copyRegular(at(gitDir, name), path.join(repo.gitDir, name));
     }
   } catch {
     /* no shared index then */
   }
   const files = new Set<RelPath>();
-  const dirs = new Set<RelPath>();
+  const dirSet = new Set<RelPath>();
   try {
     // A sparse index keeps whole directories as tree entries; git expands them from the
     // repository's objects, which it may read (never write) from there.
-    const objects = path.join(gitDir, 'objects');
-    const objectDirectory = fs.existsSync(objects) ? objects : undefined;
-    const r = await repo.git(['ls-files', '-z', '--cached'], { workTree: root, indexFile: copy, objectDirectory });
+    const objects = Buffer.from(`${dirs.commonDir}/objects`, 'latin1');
+    const objectDirectory = fs.existsSync(objects) ? repo.alias(objects) : undefined;
+    const r = await repo.git(['ls-files', '-z', '--cached'], { workTree: repo.alias(root), indexFile: copy, objectDirectory });
     for (const file of r.stdout.toString('latin1').split('\0')) {
       if (file === '') continue;
       files.add(file);
       for (let i = file.lastIndexOf('/'); i > 0; i = file.lastIndexOf('/', i - 1)) {
         const dir = file.slice(0, i);
-        if (dirs.has(dir)) break;
-        dirs.add(dir);
+        if (dirSet.has(dir)) break;
+        dirSet.add(dir);
       }
     }
   } catch (err) {
-    warn(`cannot read the git index of '${root}' (${(err as Error).message}): files it tracks that .gitignore files match are left out`);
+    warn(`cannot read the git index of '${visible(root.toString())}' (${(err as Error).message}): files it tracks that .gitignore files match are left out`);
   }
-  return { files, dirs };
+  return { files, dirs: dirSet };
 }

@@ -3,8 +3,19 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { EntryStat, readSeenFile, readSeenLink, sameContent } from '../../src/diff/read';
+import { EntryStat, Tree, openSeen, readSeenLink, sameContent } from '../../src/tree/read';
+import type { RelPath } from '../../src/tree/paths';
 import { tempDir } from '../helpers/run';
+
+/** A file the walk saw, read through openSeen as arb diff reads it. */
+function readSeenFile(t: Tree, rel: RelPath, s: EntryStat): Buffer {
+  const fd = openSeen(t, rel, s);
+  try {
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 let dir: string;
 beforeEach(() => {
@@ -19,7 +30,7 @@ function seen(rel: string): EntryStat {
   return { type: st.isSymbolicLink() ? 'symlink' : 'file', perm: st.mode & 0o7777, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino };
 }
 
-describe('readSeenFile', () => {
+describe('openSeen', () => {
   it('reads the file the walk saw', () => {
     fs.writeFileSync(path.join(dir, 'f'), 'content');
     expect(readSeenFile(tree(), 'f', seen('f')).toString()).toBe('content');

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { listDir, listInJs, Seen, seenOf } from '../../src/diff/list';
+import { listDir, listInJs, Seen, seenOf } from '../../src/tree/list-dir';
 import { hasListDir } from '../../src/native';
 import { tempDir } from '../helpers/run';
 
