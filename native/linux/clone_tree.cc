@@ -24,6 +24,8 @@
 //   openat(fork, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW); ioctl(FICLONE, base)    fork = base
 //   where FICLONE cannot share blocks (EOPNOTSUPP, EXDEV, EINVAL, ENOTTY…): copy_file_range,
 //   then pread/pwrite where that is refused too, the data only (SEEK_DATA) of a sparse file;
+//   once FICLONE is known not to work, a file of up to 1 MB that is not sparse is read once
+//   and written to base and fork alike (CopyToBoth);
 //   [fchown]; [fchmod] (after the content, which
 //   would clear set-user-ID bits); futimens (last, as writing sets the time)
 // A directory's owner, mode and times are set once everything in it is done (a counter per
@@ -551,6 +553,11 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
       return;
     }
     const std::string rel = Join(node.rel, name);
+    if (has_fork() && st.st_size > 0 && st.st_size <= static_cast<off_t>(kCopyBuffer) && static_cast<off_t>(st.st_blocks) * 512 >= st.st_size &&
+        !clone_to_base_.load(std::memory_order_relaxed) && !clone_to_fork_.load(std::memory_order_relaxed)) {
+      CopyToBoth(src.get(), fds, rel, name, st);
+      return;
+    }
     bool cloned_base = true, cloned_fork = true;
     // The base is opened to read too: the fork's copy is cloned from it.
     UniqueFd base = MakeCopy(src.get(), fds.base.get(), O_RDWR, o_.base, rel, name, st, clone_to_base_, &cloned_base);
@@ -559,6 +566,59 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     files_.fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(static_cast<uint64_t>(st.st_size), std::memory_order_relaxed);
     if (st.st_size > 0) (cloned_base && cloned_fork ? reflinked_ : copied_).fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Where blocks cannot be shared (ext4, tmpfs…), a file that fits the buffer is read once and
+  // written to the base and to the fork from the same bytes: one read where copying the source
+  // to the base and the base to the fork (copy_file_range, a splice each) read it twice. The two
+  // copies are the same bytes, so the fork equals its base whatever the source does meanwhile.
+  //   openat(base, O_CREAT|O_EXCL), openat(fork, O_CREAT|O_EXCL); pread(src) until EOF, each piece
+  //   pwritten to both; then owner, mode and times of each (FinishFile)
+  void CopyToBoth(int src, DirFds& fds, const std::string& rel, const std::string& name, const struct stat& st) {
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    UniqueFd base(openat(fds.base.get(), name.c_str(), flags, st.st_mode & 0777));
+    if (!base.valid()) {
+      Fail(errno, "open", Under(o_.base, rel));
+      return;
+    }
+    UniqueFd fork(openat(fds.fork.get(), name.c_str(), flags, st.st_mode & 0777));
+    if (!fork.valid()) {
+      Fail(errno, "open", Under(o_.fork, rel));
+      return;
+    }
+    thread_local std::unique_ptr<char[]> buf(new char[kCopyBuffer]);
+    off_t off = 0;
+    for (;;) {
+      ssize_t n = pread(src, buf.get(), kCopyBuffer, off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        Fail(errno, "read", Under(o_.source, rel));
+        return;
+      }
+      if (n == 0) break;
+      struct {
+        int fd;
+        const std::string* root;
+      } outs[2] = {{base.get(), &o_.base}, {fork.get(), &o_.fork}};
+      for (const auto& out : outs) {
+        for (ssize_t done = 0; done < n;) {
+          ssize_t w = pwrite(out.fd, buf.get() + done, static_cast<size_t>(n - done), off + done);
+          if (w < 0 && errno == EINTR) continue;
+          if (w < 0) {
+            Fail(errno, "write", Under(*out.root, rel));
+            return;
+          }
+          done += w;
+        }
+      }
+      off += n;
+      // A short read that reaches the size fstat gave is the end: no read more to hear it.
+      if (static_cast<size_t>(n) < kCopyBuffer && off >= st.st_size) break;
+    }
+    if (!FinishFile(base.get(), st, o_.base, rel) || !FinishFile(fork.get(), st, o_.fork, rel)) return;
+    files_.fetch_add(1, std::memory_order_relaxed);
+    bytes_.fetch_add(static_cast<uint64_t>(st.st_size), std::memory_order_relaxed);
+    copied_.fetch_add(1, std::memory_order_relaxed);
   }
 
   // Makes `name` in `dir` (of the tree at `root`) a copy of `from`: created with O_EXCL, never
