@@ -24,12 +24,12 @@ const prebuilt = path.join(root, 'prebuilds', target, process.platform === 'linu
 const rel = (p) => path.relative(root, p);
 const say = (line) => process.stderr.write(`arb: ${line}\n`);
 
+/** The platforms this package has prebuilt addons for, or 'none'. */
 function shipped() {
   try {
-    const dirs = fs.readdirSync(path.join(root, 'prebuilds')).sort();
-    return dirs.length ? `prebuilt addons in this package: ${dirs.join(', ')}` : 'no prebuilt addons in this package';
+    return fs.readdirSync(path.join(root, 'prebuilds')).sort().join(', ') || 'none';
   } catch {
-    return 'no prebuilt addons in this package';
+    return 'none';
   }
 }
 
@@ -39,7 +39,7 @@ function build() {
     const pkg = require.resolve('cmake-js/package.json', { paths: [root] });
     cmakeJs = path.join(path.dirname(pkg), 'bin', 'cmake-js');
   } catch {
-    say(`cannot build the native addon for ${target}: cmake-js (a dependency of arborinth) is not installed in ${root}/node_modules; ${shipped()}`);
+    say(`cannot build the native addon for ${target}: cmake-js (a dependency of arborinth) is not installed in ${root}/node_modules (prebuilt addons in this package: ${shipped()})`);
     process.exit(1);
   }
   say(`building the native addon for ${target} from source (cmake-js, into ${rel(path.join(root, 'build'))}/)`);
@@ -48,7 +48,7 @@ function build() {
     say(
       `could not build the native addon for ${target} from source (cmake-js compile ${r.error ? r.error.message : `exited ${r.status ?? r.signal}`}, above). ` +
         `It needs cmake 3.15 or later and a C++17 compiler (Debian/Ubuntu: apt-get install cmake g++ make); ` +
-        `then run \`npm run build:native\` in ${root}. ${shipped()[0].toUpperCase()}${shipped().slice(1)}.`,
+        `then run \`npm run build:native\` in ${root}. Prebuilt addons in this package: ${shipped()}.`,
     );
     process.exit(1);
   }

@@ -213,4 +213,25 @@ describe('the addon loader', () => {
     expect(r.stderr).toContain(`this package has prebuilt addons for ${other} only; build it from source (needs cmake and a C++17 compiler): cd ${pkg} && npm run build:native`);
     expect(fs.existsSync(`${dir}.1`)).toBe(false);
   });
+
+  it('the install script, with no prebuilt addon for the platform and no compiler, says what it needs', () => {
+    const pkg = path.join(work, 'no-compiler');
+    fs.mkdirSync(path.join(pkg, 'scripts'), { recursive: true });
+    for (const f of ['package.json', 'CMakeLists.txt', 'scripts/install-addon.js']) fs.copyFileSync(path.join(REPO_ROOT, f), path.join(pkg, f));
+    fs.cpSync(path.join(REPO_ROOT, 'native'), path.join(pkg, 'native'), { recursive: true });
+    fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(pkg, 'node_modules'));
+    fs.mkdirSync(path.join(pkg, 'prebuilds', 'darwin-arm64'), { recursive: true });
+    // A PATH with node and nothing else: no cmake, no compiler.
+    const bin = path.join(work, 'only-node');
+    fs.mkdirSync(bin);
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    const r = spawnSync(process.execPath, [path.join(pkg, 'scripts', 'install-addon.js')], { cwd: pkg, env: userEnv({ PATH: bin }), encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`arb: building the native addon for ${HOST} from source`);
+    expect(r.stderr).toContain(
+      `arb: could not build the native addon for ${HOST} from source (cmake-js compile exited 1, above). It needs cmake 3.15 or later and a C++17 compiler`,
+    );
+    expect(r.stderr).toContain(`then run \`npm run build:native\` in ${pkg}. Prebuilt addons in this package: darwin-arm64.`);
+    expect(fs.existsSync(path.join(pkg, 'build', 'Release', 'arb.node'))).toBe(false);
+  });
 });
