@@ -212,7 +212,7 @@ function findAddon(): { file: string; addon: Addon } {
     'ARB_UNSUPPORTED',
     `cannot load arb's native addon for ${platform} (Node ${process.version}); tried:\n${failures.join('\n')}\n` +
       `${prebuilds}; build it from source (needs cmake and a C++17 compiler): cd ${root} && npm run build:native`,
-    { hint: "an install not allowed to run arborinth's install script builds nothing: with npm 11, `npm install -g --allow-scripts=arborinth …`" },
+    { hint: 'an install that ran no install script (npm --ignore-scripts, or scripts npm did not allow) built none' },
   );
 }
 
