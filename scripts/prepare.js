@@ -49,7 +49,7 @@ function installDependencies() {
   }
   const ci = fs.existsSync(path.join(root, 'package-lock.json'));
   const args = [ci ? 'ci' : 'install', '--global=false', '--include=dev', '--no-audit', '--no-fund'];
-  say(`${root} has not got its dependencies (npm installs a folder, as \`npm install -g .\` does, without them): running \`npm ${args.join(' ')}\` there first`);
+  say(`${root} has not got its dependencies in node_modules (a fresh clone: \`npm install -g .\` links a folder without installing them): running \`npm ${args.join(' ')}\` there first`);
   npm(args, env);
 }
 
