@@ -1,5 +1,6 @@
 // The only importer of the addon. The whole native surface is typed here, and every error the
 // addon throws (errno, syscall, path) becomes a Node-style error with `code` here.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { getSystemErrorName } from 'node:util';
 
@@ -151,28 +152,76 @@ interface Addon {
 
 let cached: Addon | undefined;
 
-/** Loads the addon once; if it cannot, the error lists every path tried. */
-export function addon(): Addon {
-  if (cached) return cached;
-  const root = path.resolve(__dirname, '..');
-  const candidates = [
+/** The package's root: dist/.. (the bundle keeps this file's __dirname, see scripts/build-cli.js). */
+function packageRoot(): string {
+  return path.resolve(__dirname, '..');
+}
+
+/**
+ * Where a prebuilt addon for this platform is shipped in the package (made by scripts/prebuild,
+ * carried by the packed tarball, never committed): prebuilds/PLATFORM-ARCH/, as node-gyp-build
+ * lays them out, the file named for the C library it was linked against on Linux.
+ * scripts/install-addon.js, which runs before anything is compiled, names the same file.
+ */
+export function prebuiltAddonPath(root = packageRoot()): string {
+  const file = process.platform === 'linux' ? 'arb.glibc.node' : 'arb.node';
+  return path.join(root, 'prebuilds', `${process.platform}-${process.arch}`, file);
+}
+
+/**
+ * Every place the addon is looked for, in order: $ARB_ADDON (a build of one's own), a build from
+ * source in the package (made for this very machine, so first), then the prebuilt one.
+ */
+export function addonCandidates(root = packageRoot()): string[] {
+  return [
     process.env.ARB_ADDON,
     path.join(root, 'build', 'Release', 'arb.node'),
     path.join(root, 'build', 'Debug', 'arb.node'),
+    prebuiltAddonPath(root),
   ].filter((p): p is string => Boolean(p));
+}
+
+/** The path of the addon that loads (what addon() would use); throws as addon() does. */
+export function addonPath(): string {
+  return findAddon().file;
+}
+
+function findAddon(): { file: string; addon: Addon } {
+  const root = packageRoot();
   const failures: string[] = [];
-  for (const candidate of candidates) {
+  for (const candidate of addonCandidates(root)) {
+    // A missing file is said so plainly (and costs no exception from require).
+    if (!fs.existsSync(candidate)) {
+      failures.push(`  ${candidate}: not there`);
+      continue;
+    }
     try {
       // eslint-disable-next-line @typescript-eslint/no-var-requires
-      cached = require(candidate) as Addon;
-      return cached;
+      return { file: candidate, addon: require(candidate) as Addon };
     } catch (err) {
       failures.push(`  ${candidate}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  throw new ArbError('ARB_INTERNAL', `cannot load the native addon; tried:\n${failures.join('\n')}`, {
-    hint: 'run `npm install` (or `npm run build`) in the arb checkout to build it',
-  });
+  const platform = `${process.platform}-${process.arch}`;
+  let shipped: string[] = [];
+  try {
+    shipped = fs.readdirSync(path.join(root, 'prebuilds')).sort();
+  } catch {
+    /* none shipped: a checkout, or a package packed without them */
+  }
+  const prebuilds = shipped.length ? `this package has prebuilt addons for ${shipped.join(', ')} only` : 'this package has no prebuilt addons';
+  throw new ArbError(
+    'ARB_UNSUPPORTED',
+    `cannot load arb's native addon for ${platform} (Node ${process.version}); tried:\n${failures.join('\n')}\n` +
+      `${prebuilds}; build it from source (needs cmake and a C++17 compiler): cd ${root} && npm run build:native`,
+    { hint: 'an install that ran no install script (npm --ignore-scripts, or scripts npm did not allow) built none' },
+  );
+}
+
+/** Loads the addon once; if it cannot, the error names the platform, every path tried and how to build it. */
+export function addon(): Addon {
+  if (!cached) cached = findAddon().addon;
+  return cached;
 }
 
 /** Turns the addon's {errno, syscall, path} into a Node-style error with `code`. */
