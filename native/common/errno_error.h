@@ -4,15 +4,9 @@
 #include <cerrno>
 #include <string>
 
-namespace arb {
+#include "common/errno_failure.h"
 
-// A failed system call, as facts: errno, the call and the path. TypeScript (src/native.ts)
-// turns these into a Node-style error with `code`; C++ never builds a message from strerror.
-struct ErrnoFailure {
-  int err = 0;
-  std::string syscall;
-  std::string path;
-};
+namespace arb {
 
 inline Napi::Error ErrnoError(Napi::Env env, const ErrnoFailure& f) {
   Napi::Error e = Napi::Error::New(env, f.syscall + " failed");

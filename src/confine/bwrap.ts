@@ -20,7 +20,7 @@ import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { LinkView, RUN_LATER, forkNeighbours, nodeLinks, resolveWithLinks } from './hardening';
-import { runAndWait } from './jail';
+import { runAndWait, waitable } from './wait';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
 import type { Grant } from './policy';
 import type { ConfinePlan, ConfineStep } from './run';
@@ -398,7 +398,7 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
     plan.runner = (p) => {
       let status = '';
       return runAndWait(
-        p,
+        waitable(p),
         () => {
           closeInheritedDescriptors();
           const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env: p.env });
@@ -407,7 +407,7 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
           });
           return child;
         },
-        (ended) => {
+        { interpret: (ended) => {
           // bwrap reports the command's exit on its status descriptor; without that report it
           // failed to set up the jail or to start the command, and has said why on stderr.
           const exit = exitCodeFromStatus(status);
@@ -423,7 +423,7 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
             exitCode: ended.status === 0 || ended.status === null ? 1 : ended.status,
             hint: hints.join('; '),
           });
-        },
+        } },
       );
     };
   };

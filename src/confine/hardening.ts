@@ -343,7 +343,7 @@ export function writableOver(neighbours: readonly string[], grants: readonly Gra
 // --- the layers ---------------------------------------------------------------------------
 
 export interface Probes {
-  /** Whether the plan's namespaces can be made here (namespacesProbe in src/native.ts). */
+  /** Whether the plan's namespaces can be made here (probeNamespaces in src/confine/launch.ts). */
   namespaces(plan: NamespacePlanSpec): NamespaceProbeResult;
   /** Whether seccomp filters work here. */
   seccomp(): boolean;
@@ -353,7 +353,9 @@ function nativeProbes(): Probes {
   // Loaded here so that the pure parts of this module load without the addon (unit tests).
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const native = require('../native') as typeof import('../native');
-  return { namespaces: (plan) => native.namespacesProbe(plan), seccomp: () => native.seccompAvailable() };
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { probeNamespaces } = require('./launch') as typeof import('./launch');
+  return { namespaces: (plan) => probeNamespaces(plan), seccomp: () => native.seccompAvailable() };
 }
 
 const probeCache = new Map<string, NamespaceProbeResult>();

@@ -1,13 +1,13 @@
 // Which jail confines the command: `--jail landlock` (Linux, the default), `seatbelt` (macOS, the
 // default), `bwrap` (bubblewrap, Linux) or `none` (no isolation, said every time). Pure checks of
 // the choice against the platform and the other options; the jails live in their own modules.
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 
-import { ArbError, usageError } from '../errors';
+import { usageError } from '../errors';
 import type { MountSpec } from './mounts';
 import type { ConfineOptions, ConfinePlan, ConfineStep } from './run';
+import { runAndWait, waitable } from './wait';
 
 export type JailName = 'landlock' | 'seatbelt' | 'bwrap' | 'none';
 
@@ -131,7 +131,7 @@ export const noJailStep: ConfineStep = (plan) => {
   // The command is not sandboxed: telling Claude Code it is would make it skip its own checks.
   delete plan.env.CLAUDE_CODE_SANDBOXED;
   plan.waitReasons.push('--jail none');
-  plan.runner = (p) => runAndWait(p, () => spawn(p.file, p.argv.slice(1), { argv0: p.argv[0], cwd: p.dir, env: p.env, stdio: 'inherit' }));
+  plan.runner = (p) => runAndWait(waitable(p), () => spawn(p.file, p.argv.slice(1), { argv0: p.argv[0], cwd: p.dir, env: p.env, stdio: 'inherit' }));
 };
 
 /**
@@ -180,81 +180,5 @@ export interface NamedStep {
   run: ConfineStep;
 }
 
-/** How a child ended. */
-export interface Ended {
-  status: number | null;
-  /** The signal's number, or null. */
-  signal: number | null;
-}
-
-/**
- * Starts the command and waits, as confine does in wait mode: the terminal's ^C and ^\ reach the
- * command's process group directly, so confine only outlives them; other signals sent to
- * confine alone are passed on. Runs the plan's beforeStart and afterExit hooks, and --rm.
- * `interpret` turns how the child ended into the status (default: its status, 128+N for a
- * signal N); if it throws, the command never ran, and the fork confine made is removed.
- */
-export async function runAndWait(plan: ConfinePlan, start: () => ChildProcess, interpret?: (ended: Ended) => number): Promise<number> {
-  let ended: Ended;
-  let status: number;
-  try {
-    for (const f of plan.beforeStart) await f();
-    ended = await new Promise<Ended>((resolve, reject) => {
-      const child = start();
-      const ignore = () => {};
-      const forward = (sig: NodeJS.Signals) => () => {
-        try {
-          child.kill(sig);
-        } catch {
-          /* it has ended */
-        }
-      };
-      const handlers: [NodeJS.Signals, () => void][] = [
-        ['SIGINT', ignore],
-        ['SIGQUIT', ignore],
-        ['SIGTERM', forward('SIGTERM')],
-        ['SIGHUP', forward('SIGHUP')],
-        ['SIGUSR1', forward('SIGUSR1')],
-        ['SIGUSR2', forward('SIGUSR2')],
-      ];
-      for (const [sig, h] of handlers) process.on(sig, h);
-      const done = () => {
-        for (const [sig, h] of handlers) process.removeListener(sig, h);
-      };
-      child.on('error', (err: NodeJS.ErrnoException) => {
-        done();
-        const file = child.spawnfile;
-        reject(
-          err.code === 'EACCES'
-            ? new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${file}': permission denied (EACCES)`, { exitCode: 126, cause: err })
-            : new ArbError('ARB_IO', `cannot run '${file}': ${err.message}`, { cause: err }),
-        );
-      });
-      child.on('close', (code, signal) => {
-        done();
-        resolve({ status: code, signal: signal ? (os.constants.signals[signal] ?? 0) : null });
-      });
-    });
-    status = interpret ? interpret(ended) : ended.signal !== null ? 128 + ended.signal : (ended.status ?? 1);
-  } catch (err) {
-    // The command never ran: leave nothing behind.
-    if (plan.fork) removeForkOf(plan);
-    throw err;
-  }
-  for (const f of plan.afterExit) await f(ended);
-  if (plan.rm && plan.fork) {
-    try {
-      removeForkOf(plan);
-      if (plan.options.verbose) fs.writeSync(2, `${plan.options.program}: removed ${plan.fork.fork} and ${plan.fork.base}\n`);
-    } catch (err) {
-      fs.writeSync(2, `${plan.options.program}: cannot remove the fork '${plan.fork.fork}': ${(err as Error).message}\n`);
-    }
-  }
-  return status;
-}
-
-function removeForkOf(plan: ConfinePlan): void {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { removeFork } = require('./run') as typeof import('./run');
-  if (plan.fork) removeFork(plan.fork);
-}
+export { runAndWait } from './wait';
+export type { Ended } from './wait';

@@ -13,7 +13,9 @@ import * as path from 'node:path';
 
 import { ArbError, systemError, usageError } from '../errors';
 import * as native from '../native';
-import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
+import type { NamespacePlanSpec, SeccompPlanSpec } from '../native';
+import type { FailureMessage, LaunchPlan } from './launch';
+import type { Ended } from './wait';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import { removeTree } from '../fork/remove';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
@@ -87,7 +89,7 @@ export interface ConfinePlan {
   warnings: string[];
   /** Wait mode: run before the child starts, and after it ends (before --rm removes the fork). */
   beforeStart: (() => Promise<void> | void)[];
-  afterExit: ((result: WaitResult) => Promise<void> | void)[];
+  afterExit: ((result: Ended) => Promise<void> | void)[];
   /** A jail other than Landlock runs the plan itself (--jail bwrap, none) and returns the status. */
   runner?: (plan: ConfinePlan) => Promise<number>;
 }
@@ -409,25 +411,40 @@ export function describePlan(plan: ConfinePlan): string[] {
   return lines;
 }
 
-/** The spec the addon takes. */
-export function landlockSpec(plan: ConfinePlan): LandlockSpec {
-  const ll = plan.landlock;
-  if (!ll) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
+/** What the launcher (src/confine/launch.ts) is asked to do for the Landlock jail. */
+export function launchPlanOf(plan: ConfinePlan): LaunchPlan {
+  if (!plan.landlock) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
   return {
-    abi: ll.abi,
-    handledAccessFs: ll.handledAccessFs,
-    handledAccessNet: ll.handledAccessNet,
-    scoped: ll.scoped,
-    rules: ll.rules,
-    netRules: ll.netRules,
+    cwd: plan.dir,
     file: plan.file,
     argv: plan.argv,
-    env: Object.entries(plan.env).map(([k, v]) => `${k}=${v}`),
-    cwd: plan.dir,
+    env: plan.env,
     keepFds: plan.keepFds,
-    ...(plan.namespaces ? { namespaces: plan.namespaces } : {}),
-    ...(plan.seccomp ? { seccomp: plan.seccomp } : {}),
+    landlock: plan.landlock,
+    namespaces: plan.namespaces,
+    seccomp: plan.seccomp,
   };
+}
+
+/**
+ * What the launcher says if a step fails once confine has become it (nobody else is left to say
+ * it): the messages failureError gives, for the errors execve commonly meets, and one for any
+ * other step, with the launcher filling in the step, errno and path.
+ */
+export function failureMessages(plan: ConfinePlan): FailureMessage[] {
+  const fake = (syscall: string, code: string, p?: string) => Object.assign(new Error(`${syscall} failed`), { syscall, code, path: p });
+  const out: FailureMessage[] = [];
+  for (const code of ['ENOENT', 'EACCES', 'EPERM', 'ENOEXEC', 'ETXTBSY', 'ELOOP', 'ENOTDIR', 'EISDIR', 'E2BIG', 'ENOMEM']) {
+    const e = failureError(plan, fake('execve', code, plan.file));
+    out.push({ syscall: 'execve', errno: code, exitCode: e.exitCode, text: `${plan.options.program}: ${formatPlain(e)}` });
+  }
+  const program = plan.options.program;
+  out.push({ syscall: 'execve', errno: '*', exitCode: 126, text: `${program}: ${plan.options.command}: cannot run '${plan.file}' confined: {errno}` });
+  for (const syscall of ['open', 'landlock_add_rule']) {
+    out.push({ syscall, errno: '*', exitCode: 1, text: `${program}: cannot grant access to '{path}': {errno} ({syscall}): nothing was run` });
+  }
+  out.push({ syscall: '*', errno: '*', exitCode: 1, text: `${program}: cannot set up the confinement ({syscall}) for '{path}': {errno}: nothing was run` });
+  return out;
 }
 
 /** The error a failed exec or spawn becomes: 126 for execve (as a shell), 1 otherwise. */
@@ -456,81 +473,27 @@ export function removeFork(made: ForkMade): void {
   removeTree(made.base);
 }
 
-/** Signals confine passes on to the command in wait mode. */
-const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
-
-/**
- * A signal the terminal generates (Ctrl-C, Ctrl-\) goes to the whole foreground process group,
- * the command included: passing it on too would deliver it twice (and Claude Code exits on a
- * second Ctrl-C). So SIGINT and SIGQUIT are passed on only when confine's group is not the
- * terminal's foreground group, i.e. when someone sent them to confine alone.
- */
-function fromTerminal(sig: NodeJS.Signals): boolean {
-  if (sig !== 'SIGINT' && sig !== 'SIGQUIT') return false;
-  const t = native.terminalForeground();
-  return t.foreground >= 0 && t.foreground === t.pgrp;
-}
-
 /** Carries out the plan; resolves with confine's exit status (only in wait mode, or on error). */
 export async function runPlan(plan: ConfinePlan): Promise<number> {
   for (const w of plan.warnings) say(plan, w);
   if (plan.options.verbose) for (const line of describePlan(plan)) say(plan, line);
   if (plan.runner) return plan.runner(plan);
 
-  const spec = landlockSpec(plan);
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const launch = require('./launch') as typeof import('./launch');
+  const spec = launchPlanOf(plan);
   if (plan.waitReasons.length === 0) {
     try {
-      native.landlockExec(spec);
+      launch.execLauncher({ ...spec, messages: failureMessages(plan) });
     } catch (err) {
-      // Once this thread is confined, nothing more is done here but report and exit (the fork
-      // is kept: removing its base is no longer allowed).
-      if ((err as native.ConfineFailure).confined) {
-        say(plan, formatPlain(failureError(plan, err)));
-        process.exit((err as native.ConfineFailure).syscall === 'execve' ? 126 : 1);
-      }
+      // The launcher could not be run: nothing was applied, nothing ran.
       if (plan.fork) removeFork(plan.fork);
-      throw failureError(plan, err);
+      throw (err as native.ConfineFailure).syscall ? systemError('run', (err as native.ConfineFailure).path ?? 'arb-launcher', err, 'nothing was run') : err;
     }
   }
-
-  let pid = 0;
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  for (const sig of FORWARDED) {
-    const h = () => {
-      if (pid > 0 && !fromTerminal(sig)) {
-        try {
-          process.kill(pid, sig);
-        } catch {
-          /* it has already ended */
-        }
-      }
-    };
-    handlers.set(sig, h);
-    process.on(sig, h);
-  }
-  try {
-    try {
-      for (const f of plan.beforeStart) await f();
-      pid = native.landlockSpawn(spec);
-    } catch (err) {
-      // The command never ran: leave nothing behind.
-      if (plan.fork) removeFork(plan.fork);
-      throw (err as native.ConfineFailure).syscall ? failureError(plan, err) : err;
-    }
-    const result = await native.waitPid(pid);
-    for (const f of plan.afterExit) await f(result);
-    if (plan.rm && plan.fork) {
-      try {
-        removeFork(plan.fork);
-        if (plan.options.verbose) say(plan, `removed ${plan.fork.fork} and ${plan.fork.base}`);
-      } catch (err) {
-        say(plan, formatPlain(systemError('remove the fork', plan.fork.fork, err)));
-      }
-    }
-    return result.signal !== null ? 128 + result.signal : (result.status ?? 1);
-  } finally {
-    for (const [sig, h] of handlers) process.removeListener(sig, h);
-  }
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
+  return runAndWait(waitable(plan), () => launch.spawnLauncher(spec), { failure: (err) => failureError(plan, err) });
 }
 
 function formatPlain(err: ArbError): string {

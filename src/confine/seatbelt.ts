@@ -427,7 +427,7 @@ export const seatbeltStep = (plan: import('./run').ConfinePlan): void => {
   plan.runner = (p) => {
     const cmd = prepareSeatbelt(run);
     // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const { runAndWait } = require('./jail') as typeof import('./jail');
-    return runAndWait(p, () => nodeSpawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: 'inherit' }));
+    const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
+    return runAndWait(waitable(p), () => nodeSpawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: 'inherit' }));
   };
 };
