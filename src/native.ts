@@ -66,6 +66,8 @@ export interface MountOpSpec {
   source?: string;
   /** tmpfs: its size limit in bytes (none: the kernel's default, half of the memory). */
   size?: number;
+  /** mask, tmpfs: the mode of its root (default 0755 for a mask, 1777 for a tmpfs). */
+  mode?: number;
 }
 
 export interface NamespacePlanSpec {

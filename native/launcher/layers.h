@@ -34,6 +34,7 @@ struct MountOp {
   std::string target;  // kSymlink only: the link's text, as readlink gave it
   std::string source;  // binds: what to bind at `path` when not `path` itself
   uint64_t size = 0;   // tmpfs: its size limit in bytes (0: the kernel's default, half of RAM)
+  unsigned int mode = 0;  // mask, tmpfs: the mode of its root (0: 0755 for a mask, 1777 for a tmpfs)
 };
 
 struct MountPlan {

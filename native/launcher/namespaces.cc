@@ -11,6 +11,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -177,7 +178,9 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
         if (!Exists(op.path) && !MakeMountPoint(op.path.c_str(), op.path.size(), true, f)) return false;
         // A private tmpfs has a size limit (TypeScript's choice, in bytes), so a command cannot
         // fill the machine's memory through /tmp or /dev/shm.
-        std::string options = op.kind == MountOp::kMask ? "mode=0755" : "mode=1777";
+        char mode[32];
+        snprintf(mode, sizeof mode, "mode=%04o", op.mode != 0 ? op.mode : op.kind == MountOp::kMask ? 0755U : 01777U);
+        std::string options = mode;
         if (op.size > 0) options += ",size=" + std::to_string(op.size);
         if (mount("tmpfs", op.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
           return Fail(f, errno, "mount", op.path.c_str());

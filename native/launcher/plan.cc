@@ -10,7 +10,7 @@
 //   landlock HANDLED_FS HANDLED_NET SCOPED RESTRICT_FLAGS
 //   rule PATH ACCESS            net-rule PORT ACCESS
 //   namespaces PID NET UID GID READ_ONLY_ROOT            (0 or 1 for the flags)
-//   mount KIND PATH SOURCE TARGET SIZE                    (empty fields for none)
+//   mount KIND PATH SOURCE TARGET SIZE MODE               (empty fields, 0 for none)
 //   seccomp DENY_TERMINAL_INJECTION DENY_NETWORK
 //   parent PID                  probe
 //   on-failure SYSCALL ERRNO_NAME EXIT_CODE TEXT
@@ -139,9 +139,10 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       MountOp op;
       std::string kind;
       if (!r.Next(&kind) || !KindOf(kind, &op.kind) || !r.Next(&op.path) || !AbsolutePath(op.path) ||
-          !r.Next(&op.source) || !r.Next(&op.target) || !r.Number(&op.size)) {
+          !r.Next(&op.source) || !r.Next(&op.target) || !r.Number(&op.size) || !r.Number(&d) || d > 07777) {
         return bad(word);
       }
+      op.mode = static_cast<unsigned int>(d);
       if (!op.source.empty() && !AbsolutePath(op.source)) return bad(word);
       if (op.kind == MountOp::kSymlink && op.target.empty()) return bad(word);
       if (plan->namespaces.mounts.ops.size() >= kMaxMountOps) return bad("mount (too many)");

@@ -48,7 +48,7 @@ function flag(b: boolean | undefined): string {
 }
 
 function mountRecord(op: MountOpSpec): string[] {
-  return ['mount', op.kind, op.path, op.source ?? '', op.target ?? '', String(op.size ?? 0)];
+  return ['mount', op.kind, op.path, op.source ?? '', op.target ?? '', String(op.size ?? 0), String(op.mode ?? 0)];
 }
 
 /**

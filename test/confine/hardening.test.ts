@@ -1,7 +1,8 @@
 // The hardening decisions, as pure functions: the mount plan over a fake file system, link
 // resolution, and which layers apply with fake probes (namespaces working or not, seccomp
 // working or not, --no-network, the Landlock-only switch).
-import { EntryKind, GrantLike, LinkView, Probes, buildMountPlan, planHardening, resetProbes, resolveWithLinks } from '../../src/confine/hardening';
+import { Probes, planHardening } from '../../src/confine/hardening';
+import { EntryKind, GrantLike, LinkView, buildMountPlan, resolveWithLinks } from '../../src/confine/mount-plan';
 import type { NamespaceProbeResult } from '../../src/native';
 
 /** A file system of paths -> kind, and links -> text. */
@@ -233,7 +234,6 @@ describe('planHardening', () => {
     return p;
   }
   const input = { grants, homes: [HOME], env: {}, noNetwork: false, abi: 7, uid: 1000, gid: 1000 };
-  beforeEach(resetProbes);
 
   it('uses namespaces where they work: user, mount, PID, and the mount plan; seccomp for the terminal; no warning', () => {
     const p = probes({ ok: true });
@@ -247,11 +247,22 @@ describe('planHardening', () => {
     expect(h.network).toMatch(/^open/);
   });
 
-  it('probes once per process', () => {
+  it('probes each time it plans: no cache decides for a later run', () => {
     const p = probes({ ok: true });
     planHardening(input, p);
-    planHardening(input, p);
     expect(p.calls).toBe(1);
+    planHardening(input, p);
+    expect(p.calls).toBe(2);
+  });
+
+  it('bwrap: bubblewrap makes the namespaces, so nothing is probed and nothing falls back; --no-network is its network namespace', () => {
+    const p = probes({ ok: false, syscall: 'unshare', code: 'EPERM', errno: 1 });
+    const h = planHardening({ ...input, jail: 'bwrap', noNetwork: true, env: { ARB_CONFINE_NO_NAMESPACES: '1' } }, p);
+    expect(p.calls).toBe(0);
+    expect(h.mode).toBe('namespaces');
+    expect(h.landlockNet).toBe(0n);
+    expect(h.network).toMatch(/loopback only \(bubblewrap's network namespace\)/);
+    expect(h.warnings).toEqual([]);
   });
 
   it('--no-network with namespaces: a network namespace, no Landlock TCP rule (loopback stays usable)', () => {
@@ -284,14 +295,12 @@ describe('planHardening', () => {
 
   it('ARB_CONFINE_NO_NAMESPACES=1 and --landlock-only force Landlock alone without probing', () => {
     for (const extra of [{ env: { ARB_CONFINE_NO_NAMESPACES: '1' } }, { landlockOnly: true }]) {
-      resetProbes();
       const p = probes({ ok: true });
       const h = planHardening({ ...input, ...extra }, p);
       expect(p.calls).toBe(0);
       expect(h.mode).toBe('landlock-only');
       expect(h.warnings[0]).toMatch(/turned off by (ARB_CONFINE_NO_NAMESPACES=1|--landlock-only)/);
     }
-    resetProbes();
     expect(planHardening({ ...input, env: { ARB_CONFINE_NO_NAMESPACES: '0' } }, probes({ ok: true })).mode).toBe('namespaces');
   });
 
