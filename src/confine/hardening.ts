@@ -26,6 +26,7 @@ import * as os from 'node:os';
 
 import { ArbError } from '../errors';
 import type { NamespacePlanSpec, NamespaceProbeResult, SeccompPlanSpec } from '../native';
+import type { RunLaterPath } from './caches';
 import { GrantLike, MountPlan, buildMountPlan, launcherMounts, writableOver } from './mount-plan';
 
 /** Landlock's network rights (ABI 4), as in landlock.ts: TCP bind and connect. */
@@ -98,6 +99,8 @@ export interface HardeningInput {
   neighbours?: readonly string[];
   /** Files under /run to keep (the resolver configuration). */
   keepUnderRun?: readonly string[];
+  /** What runs later from the caches (src/confine/caches.ts). */
+  runLater?: readonly RunLaterPath[];
 }
 
 /**
@@ -168,6 +171,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
     neighbours: input.neighbours,
     keepUnderRun: input.keepUnderRun,
     tmpSize: privateTmpSize(),
+    runLater: input.runLater,
   });
 
   // Namespaces: bubblewrap's own under --jail bwrap (it fails, and says why, where they do not
@@ -221,7 +225,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
     details.push(mounts.readOnlyRoot ? 'mounts: everything read-only but the writable paths' : 'mounts: / is writable (given with -w)');
     for (const op of mounts.ops) details.push(`mounts: ${op.kind} ${op.path}${op.target !== undefined ? ` -> ${op.target}` : ''}: ${op.why}`);
   } else {
-    const lost = 'unix sockets in /run, /tmp and $XDG_RUNTIME_DIR stay reachable (ssh-agent, D-Bus, Docker), files outside can be re-permissioned (chmod, chown, touch), and other processes and their command lines are visible';
+    const lost = 'unix sockets in /run, /tmp and $XDG_RUNTIME_DIR stay reachable (ssh-agent, D-Bus, Docker), files outside can be re-permissioned (chmod, chown, touch), other processes and their command lines are visible, and what runs later from the caches (~/.cargo/bin, ~/.cargo/config, ~/.rustup/toolchains, …) stays writable';
     warnings.push(`Landlock alone: ${why}, so ${lost}`);
     // Landlock cannot take away, inside a writable grant, what the grant gives.
     const over = writableOver(input.neighbours ?? [], input.grants, input.dir);

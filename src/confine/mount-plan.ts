@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import type { MountOpSpec } from '../native';
+import { RunLaterPath, runLaterPaths } from './caches';
 import { isInside } from './policy';
 
 export type EntryKind = 'directory' | 'file' | 'symlink' | 'device' | 'other';
@@ -24,6 +25,8 @@ export interface LinkView {
   /** What is at `p` (links not followed), or undefined if nothing. */
   lstat(p: string): EntryKind | undefined;
   readlink(p: string): string | undefined;
+  /** The names in a directory (the mount plan binds back what a read-only cache top holds). */
+  readdir?(p: string): string[] | undefined;
 }
 
 export const nodeLinks: LinkView = {
@@ -42,6 +45,13 @@ export const nodeLinks: LinkView = {
   readlink(p) {
     try {
       return fs.readlinkSync(p);
+    } catch {
+      return undefined;
+    }
+  },
+  readdir(p) {
+    try {
+      return fs.readdirSync(p);
     } catch {
       return undefined;
     }
@@ -117,24 +127,18 @@ export interface MountPlanInput {
   keepUnderRun?: readonly string[];
   /** The size limit of each private tmpfs (/tmp, /dev/shm, $TMPDIR), in bytes. */
   tmpSize?: number;
+  /** What runs later from the caches (src/confine/caches.ts); default: the table for the homes. */
+  runLater?: readonly RunLaterPath[];
 }
 
 /** A step of the plan, with why it is there (and, for a read-only bind inside a writable one,
  *  that it protects what runs outside later). */
-export type PlannedMount = MountOpSpec & { why: string; protect?: boolean };
+export type PlannedMount = MountOpSpec & { why: string; protect?: boolean; top?: boolean };
 
 export interface MountPlan {
   readOnlyRoot: boolean;
   ops: PlannedMount[];
 }
-
-/**
- * Files in writable caches that code outside runs later: rustup's installer makes ~/.profile
- * and ~/.bashrc source ~/.cargo/env, and cargo runs what ~/.cargo/config.toml names
- * (build.rustc-wrapper, runners). A command that rewrote them would run unconfined at the
- * user's next login or build. Read-only in the namespaces, with the $PATH entries in caches.
- */
-export const RUN_LATER: readonly string[] = ['.cargo/env', '.cargo/env.fish', '.cargo/env.nu', '.cargo/config', '.cargo/config.toml'];
 
 function depth(p: string): number {
   return p === '/' ? 0 : p.split('/').length - 1;
@@ -155,7 +159,8 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   const candidates = new Map<string, PlannedMount>();
   const offer = (op: PlannedMount) => {
     const had = candidates.get(op.path);
-    if (!had || PRIORITY[op.kind] < PRIORITY[had.kind]) candidates.set(op.path, op);
+    // A cache's top kept read-only replaces the writable bind of the cache itself.
+    if (!had || PRIORITY[op.kind] < PRIORITY[had.kind] || (op.top && had.kind === 'bind-rw')) candidates.set(op.path, op);
     // A $PATH entry is also a readable grant: the same bind, now one that protects.
     else if (had.kind === op.kind && op.protect) candidates.set(op.path, op);
   };
@@ -222,26 +227,49 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   // What runs outside later, inside a writable cache: read-only (programs on $PATH, scripts the
   // shell sources, cargo's configuration). Not inside the directory the command works in.
   const writable = input.grants.filter((g) => g.access === 'write').map((g) => g.path);
-  const protect: [string, string][] = [];
+  const protect: [string, string, 'dir' | 'file' | undefined][] = [];
   for (const entry of (input.pathVar ?? '').split(':')) {
-    if (path.isAbsolute(entry)) protect.push([entry, 'on $PATH: a program planted there would run outside']);
+    if (path.isAbsolute(entry)) protect.push([entry, 'on $PATH: a program planted there would run outside', undefined]);
   }
-  for (const h of input.homes) for (const rel of RUN_LATER) protect.push([path.join(h, rel), 'run outside later (your shell or cargo)']);
+  for (const r of input.runLater ?? runLaterPaths(input.homes, {})) if (!r.work) protect.push([r.path, `runs outside later (${r.why})`, r.kind]);
   // Beside the fork, unless a private tmpfs hides it already: binding it back, even read-only,
   // would bring the host's files (and sockets) back into the private /tmp.
   const privateRoots = [...candidates.values()].filter((c) => c.kind === 'tmpfs').map((c) => c.path);
   for (const p of input.neighbours ?? []) {
     if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t))) {
-      protect.push([p, 'beside the fork (the directory forked, a base, another fork): never written by the command']);
+      protect.push([p, 'beside the fork (the directory forked, a base, another fork): never written by the command', undefined]);
     }
   }
-  for (const [p, why] of protect) {
+  // A file of the table that is not there yet cannot be made either: the directory it would be
+  // in (a cache's top, such as ~/.cargo) is bound read-only, and what it holds bound back.
+  const tops = new Map<string, string[]>();
+  const protectedPaths = new Set<string>();
+  for (const [p, why, hint] of protect) {
     const { real } = resolveWithLinks(p, view);
     const kind = view.lstat(real);
-    if (kind !== 'directory' && kind !== 'file') continue;
     if (input.dir && isInside(real, input.dir)) continue;
+    if (kind === undefined && hint === 'file') {
+      const parent = resolveWithLinks(path.dirname(p), view).real;
+      if (view.lstat(parent) !== 'directory' || (input.dir && (isInside(parent, input.dir) || isInside(input.dir, parent)))) continue;
+      if (!writable.some((w) => isInside(parent, w))) continue;
+      tops.set(parent, [...(tops.get(parent) ?? []), path.basename(p)]);
+      continue;
+    }
+    if (kind !== 'directory' && kind !== 'file') continue;
     if (!writable.some((w) => w !== real && isInside(real, w))) continue;
+    protectedPaths.add(real);
     offer({ kind: 'bind-ro', path: real, why, protect: true });
+  }
+  for (const [top, names] of tops) {
+    offer({ kind: 'bind-ro', path: top, why: `so that ${names.join(', ')} cannot be made there (runs outside later); what it holds is bound back`, protect: true, top: true });
+    for (const name of view.readdir?.(top) ?? []) {
+      const child = path.join(top, name);
+      // Links stay links (the top is read-only, so they cannot change), never bound: binding
+      // one would follow it.
+      const kind = view.lstat(child);
+      if (protectedPaths.has(child) || (kind !== 'directory' && kind !== 'file')) continue;
+      offer({ kind: 'bind-rw', path: child, why: `writable, in ${top}, whose top is kept read-only` });
+    }
   }
 
   // Parents first, so each step is judged against what is above it once the redundant ones are
@@ -266,7 +294,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
         if (op.source !== undefined || (above === undefined ? readOnlyRoot : above.kind !== 'bind-rw')) kept.push(op);
         break;
       case 'bind-ro':
-        if (inHidden || (op.protect && above?.kind === 'bind-rw')) kept.push(op);
+        if (inHidden || op.top || (op.protect && above?.kind === 'bind-rw')) kept.push(op);
         break;
       default:
         break;
@@ -349,7 +377,7 @@ export function writableOver(neighbours: readonly string[], grants: readonly Gra
 
 /** The plan as the launcher's mount operations (native/launcher/layers.h MountOp), in order. */
 export function launcherMounts(plan: MountPlan): MountOpSpec[] {
-  return plan.ops.map(({ why: _why, protect: _protect, ...op }) => op);
+  return plan.ops.map(({ why: _why, protect: _protect, top: _top, ...op }) => op);
 }
 
 /**

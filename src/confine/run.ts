@@ -22,6 +22,7 @@ import { Hardening, ownTerminal, planHardening } from './hardening';
 import { JailName, NO_JAIL_WARNING, chooseJail } from './jail';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import type { FailureMessage, LaunchPlan } from './launch';
+import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
 import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
 import { MountSpec, checkMountSources, parseMounts } from './mounts';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
@@ -181,6 +182,7 @@ export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<v
   await commonPlan(plan, mode);
   grantPresetPaths(plan);
   makePolicy(plan);
+  if (mode === 'run') makeRunLaterDirs(plan);
   hardenLinux(plan);
   makeRuleset(plan);
   decideWait(plan);
@@ -201,6 +203,7 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
   await commonPlan(plan, mode);
   grantPresetPaths(plan);
   makePolicy(plan);
+  if (mode === 'run') makeRunLaterDirs(plan);
   hardenLinux(plan);
   makeRuleset(plan);
   // What the user mounted, Landlock lets the command use as asked.
@@ -447,6 +450,17 @@ export function interpreterOf(file: string): string | undefined {
 }
 
 /**
+ * The directories of the caches table (src/confine/caches.ts) that do not exist yet are made,
+ * empty, inside the writable caches, so the mount plan can keep them read-only.
+ */
+export function makeRunLaterDirs(plan: ConfinePlan): void {
+  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'making the caches\' directories needs the policy first');
+  const writable = plan.policy.grants.filter((g) => g.access === 'write').map((g) => g.path);
+  const made = makeRunLaterDirsIn(runLaterPaths(plan.homes, plan.options.env), writable, plan.dir);
+  for (const d of made) plan.notes.push(`made ${d} (empty), to keep it read-only: what runs later from a cache`);
+}
+
+/**
  * Namespaces and the mount plan, seccomp and --no-network, for both Linux jails (before the
  * ruleset, which reads plan.denyNetwork). Landlock alone is said once on stderr; the details go
  * to -v.
@@ -467,6 +481,7 @@ export function hardenLinux(plan: ConfinePlan): void {
     dir: plan.dir,
     neighbours: plan.fork ? forkNeighbours(plan.fork) : undefined,
     keepUnderRun: keepUnderRunPaths(),
+    runLater: runLaterPaths(plan.homes, plan.options.env),
   });
   plan.hardening = h;
   // Under bwrap the namespaces are bubblewrap's: the launcher inside makes none.

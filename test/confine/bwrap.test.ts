@@ -301,11 +301,18 @@ describe('bwrapArgs', () => {
   });
 
   it('keeps what runs later read-only inside a writable cache, after it; given writable itself (-w), it stays writable', () => {
-    const g: Given = { pathVar: '/home/u/.cargo/bin:/usr/bin', writable: ['/home/u/.cargo'], files: { '/home/u/.cargo/bin': 'directory' } };
+    const files: Record<string, EntryKind> = { '/home/u/.cargo/bin': 'directory' };
+    for (const f of ['env', 'env.fish', 'env.nu', 'config', 'config.toml']) files[`/home/u/.cargo/${f}`] = 'file';
+    const g: Given = { pathVar: '/usr/bin', writable: ['/home/u/.cargo'], files };
     const t = steps(bwrapArgs(plan(g)));
     expect(t.indexOf('--ro-bind-try /home/u/.cargo/bin /home/u/.cargo/bin')).toBeGreaterThan(t.indexOf('--bind-try /home/u/.cargo /home/u/.cargo'));
+    expect(t).toContain('--ro-bind-try /home/u/.cargo/config /home/u/.cargo/config');
     const w = steps(bwrapArgs(plan({ ...g, writable: ['/home/u/.cargo', '/home/u/.cargo/bin'] })));
     expect(w).not.toContain('--ro-bind-try /home/u/.cargo/bin /home/u/.cargo/bin');
+    // Without ~/.cargo/config yet: ~/.cargo itself read-only, so that it cannot be made.
+    const missing = steps(bwrapArgs(plan({ ...g, files: { '/home/u/.cargo/bin': 'directory' } })));
+    expect(missing).toContain('--ro-bind-try /home/u/.cargo /home/u/.cargo');
+    expect(missing).not.toContain('--bind-try /home/u/.cargo /home/u/.cargo');
   });
 
   it('adds the status descriptor when asked', () => {
@@ -452,7 +459,9 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
           [`create:${bin}/planted`]: 'EROFS',
           [`write:${bin}/cargo`]: 'EROFS',
           [`write:${home}/.cargo/env`]: 'EROFS',
-          [`create:${home}/.cargo/registry-file`]: 'OK',
+          [`create:${home}/.cargo/registry/new-file`]: 'OK',
+          [`create:${home}/.cargo/config`]: 'EROFS',
+          [`create:${home}/.cargo/config.toml`]: 'EROFS',
           [`exec:${bin}/cargo`]: 'OK',
         },
         [],
@@ -462,7 +471,7 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
     } finally {
       fs.rmSync(bin, { recursive: true, force: true });
       fs.rmSync(path.join(home, '.cargo', 'env'), { force: true });
-      fs.rmSync(path.join(home, '.cargo', 'registry-file'), { force: true });
+      fs.rmSync(path.join(home, '.cargo', 'registry', 'new-file'), { force: true });
     }
   });
 

@@ -10,6 +10,7 @@ function fakeFs(entries: Record<string, EntryKind>, links: Record<string, string
   return {
     lstat: (p) => (p in links ? 'symlink' : entries[p]),
     readlink: (p) => links[p],
+    readdir: (d) => [...Object.keys(entries), ...Object.keys(links)].filter((p) => p.startsWith(`${d}/`) && !p.slice(d.length + 1).includes('/')).map((p) => p.slice(d.length + 1)),
   };
 }
 
@@ -166,6 +167,9 @@ describe('buildMountPlan', () => {
       [`${HOME}/.cargo`]: 'directory',
       [`${HOME}/.cargo/bin`]: 'directory',
       [`${HOME}/.cargo/env`]: 'file',
+      [`${HOME}/.cargo/env.fish`]: 'file',
+      [`${HOME}/.cargo/env.nu`]: 'file',
+      [`${HOME}/.cargo/config`]: 'file',
       [`${HOME}/.cargo/config.toml`]: 'file',
       [`${HOME}/src/proj.1/bin`]: 'directory',
     });
@@ -181,10 +185,47 @@ describe('buildMountPlan', () => {
     expect(ops(plan).filter((o) => o.includes('/home/u/'))).toEqual([
       'bind-rw /home/u/.cargo',
       'bind-ro /home/u/.cargo/bin',
+      'bind-ro /home/u/.cargo/config',
       'bind-ro /home/u/.cargo/config.toml',
       'bind-ro /home/u/.cargo/env',
+      'bind-ro /home/u/.cargo/env.fish',
+      'bind-ro /home/u/.cargo/env.nu',
       'bind-ro /home/u/.local/bin',
       'bind-rw /home/u/src/proj.1',
+    ]);
+  });
+
+  it('whatever PATH is, and whether they exist or not: a file of the caches table that is missing cannot be made (its directory read-only, what it holds bound back)', () => {
+    const v = fakeFs(
+      {
+        ...BASE,
+        [`${HOME}/.cargo`]: 'directory',
+        [`${HOME}/.cargo/bin`]: 'directory',
+        [`${HOME}/.cargo/registry`]: 'directory',
+        [`${HOME}/.cargo/.package-cache`]: 'file',
+        [`${HOME}/.cargo/config.toml`]: 'file',
+        [`${HOME}/.rustup`]: 'directory',
+        [`${HOME}/.rustup/toolchains`]: 'directory',
+        [`${HOME}/.rustup/settings.toml`]: 'file',
+        [`${HOME}/.rustup/downloads`]: 'directory',
+        [`${HOME}/.npm`]: 'directory',
+        [`${HOME}/.npm/_npx`]: 'directory',
+        [`${HOME}/.npm/_cacache`]: 'directory',
+      },
+      { [`${HOME}/.cargo/planted`]: '/home/u/.ssh' },
+    );
+    const plan = buildMountPlan({ grants: [w(`${HOME}/.cargo`), w(`${HOME}/.rustup`), w(`${HOME}/.npm`), w(`${HOME}/src/proj.1`)], homes: [HOME], pathVar: '/usr/bin', dir: `${HOME}/src/proj.1` }, v);
+    expect(ops(plan).filter((o) => o.includes('/home/u/.'))).toEqual([
+      // ~/.cargo/config, env… are missing: ~/.cargo is read-only, what is in it bound back (not
+      // the link: binding it would follow it), bin and config.toml left read-only.
+      'bind-ro /home/u/.cargo',
+      'bind-rw /home/u/.npm',
+      'bind-rw /home/u/.rustup',
+      'bind-rw /home/u/.cargo/.package-cache',
+      'bind-rw /home/u/.cargo/registry',
+      'bind-ro /home/u/.npm/_npx',
+      'bind-ro /home/u/.rustup/settings.toml',
+      'bind-ro /home/u/.rustup/toolchains',
     ]);
   });
 
