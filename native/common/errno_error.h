@@ -8,6 +8,8 @@
 
 namespace arb {
 
+// Call it as ErrnoError(env, {errno, "open", path}): a braced list is evaluated left to right, so
+// errno is read before the strings are made (an allocation may change errno).
 inline Napi::Error ErrnoError(Napi::Env env, const ErrnoFailure& f) {
   Napi::Error e = Napi::Error::New(env, f.syscall + " failed");
   e.Set("errno", Napi::Number::New(env, f.err));

@@ -64,7 +64,7 @@ Napi::Value MemfdWith(const Napi::CallbackInfo& info) {
   if (!info[0].IsBuffer()) throw Napi::TypeError::New(env, "memfdWith(data) needs a Buffer");
   Napi::Buffer<char> data = info[0].As<Napi::Buffer<char>>();
   UniqueFd fd(static_cast<int>(syscall(SYS_memfd_create, "arb-launch-plan", MFD_CLOEXEC)));
-  if (!fd.valid()) throw ErrnoError(env, errno, "memfd_create");
+  if (!fd.valid()) throw ErrnoError(env, {errno, "memfd_create", ""});
   size_t done = 0;
   while (done < data.Length()) {
     ssize_t n = write(fd.get(), data.Data() + done, data.Length() - done);
@@ -75,7 +75,7 @@ Napi::Value MemfdWith(const Napi::CallbackInfo& info) {
     }
     done += static_cast<size_t>(n);
   }
-  if (lseek(fd.get(), 0, SEEK_SET) != 0) throw ErrnoError(env, errno, "lseek");
+  if (lseek(fd.get(), 0, SEEK_SET) != 0) throw ErrnoError(env, {errno, "lseek", ""});
   return Napi::Number::New(env, fd.release());
 }
 
