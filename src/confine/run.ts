@@ -247,6 +247,7 @@ export async function noJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
 async function commonPlan(plan: ConfinePlan, mode: PlanMode): Promise<void> {
   findHomes(plan);
   chooseDirectory(plan);
+  warnSensitiveGrants(plan);
   makeEnvironment(plan);
   choosePreset(plan);
   scrubEnvironment(plan);
@@ -307,6 +308,44 @@ export function chooseDirectory(plan: ConfinePlan): void {
     );
   }
   plan.dir = real;
+}
+
+/** Places whose grant gives away what confine exists to keep: said on stderr when -w, -r or -d names one. */
+const SENSITIVE: readonly { rel: string; what: string }[] = [
+  { rel: '.ssh', what: 'your SSH keys' },
+  { rel: '.gnupg', what: 'your GnuPG keys and the socket of gpg-agent, which signs and decrypts with them' },
+  { rel: '.aws', what: 'your AWS credentials' },
+];
+
+/**
+ * -w, -r or -d of ~/.ssh, ~/.gnupg, ~/.aws or $XDG_RUNTIME_DIR (or a path in or around one) is
+ * the user's choice, but one that hands the command what confine keeps from it: said every time.
+ */
+export function warnSensitiveGrants(plan: ConfinePlan): void {
+  const { options } = plan;
+  const abs = (p: string) => {
+    const full = path.resolve(options.cwd, p === '~' ? plan.home : p.startsWith('~/') ? path.join(plan.home, p.slice(2)) : p);
+    return nodeFs.realpath(full) ?? full;
+  };
+  const places: { path: string; what: string }[] = [];
+  for (const h of plan.homes) for (const s of SENSITIVE) places.push({ path: path.join(h, s.rel), what: s.what });
+  const runtime = options.env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) {
+    places.push({ path: nodeFs.realpath(runtime) ?? runtime, what: 'the sockets of your session (D-Bus, gpg-agent, systemd --user), through which a program can run anything outside confine' });
+  }
+  const given: [string, string, string][] = [
+    ...options.write.map((p): [string, string, string] => ['-w', p, 'read and change']),
+    ...options.read.map((p): [string, string, string] => ['-r', p, 'read']),
+    ...(options.dir !== undefined ? [['-d', options.dir, 'read and change'] as [string, string, string]] : []),
+  ];
+  for (const [flag, p, can] of given) {
+    const a = abs(p);
+    for (const place of places) {
+      if (isInside(a, place.path) || isInside(place.path, a)) {
+        plan.warnings.push(`${flag} ${p}: the command can ${can} ${place.what} (${place.path}); only grant it if you trust the command with them`);
+      }
+    }
+  }
 }
 
 /** The environment the command gets: confine's, and CLAUDE_CODE_SANDBOXED=1. */

@@ -90,6 +90,22 @@ describe("each jail's plan (explain: nothing forked or run)", () => {
     expect(plan.runner).toBeDefined();
   });
 
+  it('-w, -r or -d of ~/.ssh, ~/.gnupg, ~/.aws or $XDG_RUNTIME_DIR (or around one) warns, naming what it gives away', async () => {
+    const plan = await planConfine(
+      confineRequest({ command: 'true', dir: '/usr', env: { ...env, XDG_RUNTIME_DIR: '/run/user/4242' }, read: ['~/.ssh/id_ed25519.pub', '/root/.aws'], write: ['/run/user/4242/x', '/root/.gnupg'] }),
+      'explain',
+    );
+    const said = plan.warnings.filter((w) => /only grant it if you trust the command/.test(w));
+    expect(said).toEqual([
+      expect.stringMatching(/^-w \/run\/user\/4242\/x: the command can read and change the sockets of your session/),
+      expect.stringMatching(/^-w \/root\/.gnupg: the command can read and change your GnuPG keys/),
+      expect.stringMatching(/^-r ~\/.ssh\/id_ed25519.pub: the command can read your SSH keys \(\/root\/.ssh\)/),
+      expect.stringMatching(/^-r \/root\/.aws: the command can read your AWS credentials/),
+    ]);
+    const quiet = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, read: ['/root/.sshd-notes'] }), 'explain');
+    expect(quiet.warnings.filter((w) => /only grant it/.test(w))).toEqual([]);
+  });
+
   it('none: no policy, no Landlock, and the warning', async () => {
     const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'none' }), 'explain');
     expect(plan.policy).toBeUndefined();
