@@ -7,6 +7,7 @@
 //
 // TypeScript decides everything (src/confine/launch.ts writes the plan, plan.cc reads it); the
 // launcher only carries it out.
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -105,6 +106,9 @@ struct LaunchPlan {
   pid_t parent = 0;
   // Enter the namespaces, then exit 0 instead of running anything: does this machine allow them?
   bool probe = false;
+  // Without a PID namespace, stay as the command's parent (a child subreaper) and end what it
+  // leaves running when it ends (confine waits, so the pid need not be the command's).
+  bool reap = false;
   std::vector<FailureMessage> messages;
 };
 
@@ -123,6 +127,10 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error);
 // returns only in the command's process; on failure it returns false in whichever process
 // failed, and the processes above it exit with that process's status.
 bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure);
+
+// In the launcher's parent, when it forked the command as a child subreaper (no PID namespace):
+// passes signals on, waits for the command, kills what it left running, exits as it did.
+[[noreturn]] void SubreapAndExit(pid_t command, const sigset_t* mask);
 
 // landlock_create_ruleset, a rule per path (opened O_PATH), PR_SET_NO_NEW_PRIVS,
 // landlock_restrict_self.

@@ -7,7 +7,9 @@
 //   arb-launcher --plan-fd N [--report-fd M]
 //
 // reset signals -> read the plan from N (plan.cc), close N -> [die with confine] -> close every
-// descriptor but 0-2, the kept ones and M -> namespaces and mounts (namespaces.cc) -> chdir ->
+// descriptor but 0-2, the kept ones and M -> namespaces and mounts (namespaces.cc) -> [without
+// a PID namespace, when confine waits: fork, this process the subreaper that ends what the
+// command leaves running] -> chdir ->
 // Landlock (landlock.cc) -> seccomp (seccomp.cc) -> 0-2 and kept descriptors inheritable and
 // blocking -> execve (and /bin/sh FILE for a file without #!, as execvp does).
 //
@@ -201,6 +203,22 @@ int Main(int argc, char** argv) {
   if (!CloseOthers(plan.keepFds, reportFd, &failure)) Report(plan, reportFd, failure, false);
   if (plan.namespaces.enabled && !EnterNamespaces(plan.namespaces, &failure)) Report(plan, reportFd, failure, false);
   if (plan.probe) _exit(0);
+  if (plan.reap && !plan.namespaces.pid) {
+    // No PID namespace ends what the command leaves running: this process stays as its parent.
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);
+    sigset_t all, mask;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &mask);
+    pid_t command = fork();
+    if (command < 0) {
+      int err = errno;
+      sigprocmask(SIG_SETMASK, &mask, nullptr);
+      Report(plan, reportFd, {err, "fork", ""}, false);
+    }
+    if (command > 0) SubreapAndExit(command, &mask);
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);
+  }
 
   if (chdir(plan.cwd.c_str()) != 0) Report(plan, reportFd, {errno, "chdir", plan.cwd}, false);
   bool confined = false;

@@ -6,7 +6,9 @@
 // unshare(CLONE_NEWUSER) works and nothing here runs in a fork of Node), and reports the errno of
 // what failed.
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <net/if.h>
 #include <sched.h>
@@ -353,7 +355,65 @@ void CloseAbove2() {
   }
 }
 
+// Kills, with SIGKILL, every process whose parent is this one but `except`, by a look at /proc:
+// what the command left running was reparented here (PR_SET_CHILD_SUBREAPER). Returns how many.
+int KillChildren(pid_t except) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  pid_t self = getpid();
+  int killed = 0;
+  while (struct dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid <= 0 || pid == except) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) continue;
+    char buf[512];
+    ssize_t n = read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
+    char* close = strrchr(buf, ')');
+    if (close == nullptr) continue;
+    char state;
+    long ppid;
+    if (sscanf(close + 1, " %c %ld", &state, &ppid) != 2 || ppid != self) continue;
+    if (kill(static_cast<pid_t>(pid), SIGKILL) == 0) killed++;
+  }
+  closedir(proc);
+  return killed;
+}
+
 }  // namespace
+
+// The launcher's parent, outside the command, when there is no PID namespace to end what the
+// command leaves running: a child subreaper (set before the command was forked), it passes
+// signals on by the rule above, waits for the command, then kills what is left (reparented here
+// however it detached) until nothing is, and exits as the command did.
+[[noreturn]] void SubreapAndExit(pid_t command, const sigset_t* mask) {
+  CloseAbove2();
+  gForwardTo = command;
+  InstallForwarding();
+  sigprocmask(SIG_SETMASK, mask, nullptr);
+  int commandStatus = -1;
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing is left
+    }
+    if (pid == command) {
+      commandStatus = status;
+      gForwardTo = 0;
+    }
+    if (commandStatus != -1) KillChildren(0);
+  }
+  if (commandStatus == -1) _exit(127);
+  ExitAs(commandStatus);
+}
 
 // unshare -> setgroups "deny", uid_map, gid_map (the user mapped to itself, so files keep
 // their owners) -> the mount plan -> loopback up -> [fork: reaper | fork: init | command].

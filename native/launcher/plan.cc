@@ -12,7 +12,7 @@
 //   namespaces PID NET UID GID READ_ONLY_ROOT            (0 or 1 for the flags)
 //   mount KIND PATH SOURCE TARGET SIZE MODE               (empty fields, 0 for none)
 //   seccomp DENY_TERMINAL_INJECTION DENY_NETWORK
-//   parent PID                  probe
+//   parent PID                  probe                  reap
 //   on-failure SYSCALL ERRNO_NAME EXIT_CODE TEXT
 //   end
 #include <limits.h>
@@ -154,6 +154,8 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       plan->parent = static_cast<pid_t>(a);
     } else if (word == "probe") {
       plan->probe = true;
+    } else if (word == "reap") {
+      plan->reap = true;
     } else if (word == "on-failure") {
       FailureMessage m;
       if (!r.Next(&m.syscall) || !r.Next(&m.errnoName) || !r.Number(&a) || a > 255 || !r.Next(&m.text)) return bad(word);

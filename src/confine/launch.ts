@@ -39,6 +39,9 @@ export interface LaunchPlan {
   seccomp?: SeccompPlanSpec;
   /** For exec: what to say if a step fails (nobody else is left to say it). */
   messages?: readonly FailureMessage[];
+  /** Without a PID namespace, stay as the command's parent and end what it leaves running
+   *  (only when confine waits: the command then has a pid of its own). */
+  reap?: boolean;
 }
 
 const MAGIC = 'arb-launch-plan/1';
@@ -81,6 +84,7 @@ export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; pro
   if (plan.seccomp) words.push('seccomp', flag(plan.seccomp.denyTerminalInjection), flag(plan.seccomp.denyNetwork));
   if (extra.parent !== undefined) words.push('parent', String(extra.parent));
   if (extra.probe) words.push('probe');
+  if (plan.reap) words.push('reap');
   for (const m of plan.messages ?? []) words.push('on-failure', m.syscall, m.errno, String(m.exitCode), check('message', m.text));
   words.push('end');
   return Buffer.from(words.map((w) => `${w}\0`).join(''), 'utf8');

@@ -789,7 +789,9 @@ export async function runPlan(plan: ConfinePlan): Promise<number> {
   }
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
-  return runAndWait(waitable(plan), () => launch.spawnLauncher(spec), { failure: (err) => failureError(plan, err) });
+  // Waiting without a PID namespace: the launcher stays as the command's parent and ends what
+  // it leaves running, as the namespace's init does.
+  return runAndWait(waitable(plan), () => launch.spawnLauncher({ ...spec, reap: !plan.namespaces }), { failure: (err) => failureError(plan, err) });
 }
 
 function formatPlain(err: ArbError): string {
