@@ -94,6 +94,8 @@ export interface WaitOptions {
   interpret?: (ended: Ended) => number;
   /** Turns a rejection of `started` into the error to throw. */
   failure?: (err: unknown) => Error;
+  /** The rule's test of whether a signal came from the terminal (replaced in tests). */
+  fromTerminal?: (sig: NodeJS.Signals) => boolean;
 }
 
 export function removeForkOf(run: Pick<Waitable, 'fork'>): void {
@@ -113,7 +115,7 @@ export async function runAndWait(run: Waitable, start: () => Started | ChildProc
     for (const f of run.beforeStart) await f();
     const s = start();
     const { child, started }: Started = 'child' in s ? s : { child: s };
-    const stop = forwardSignals(child);
+    const stop = forwardSignals(child, options.fromTerminal);
     let notStarted: unknown;
     try {
       const done = new Promise<Ended>((resolve, reject) => {
