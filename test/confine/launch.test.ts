@@ -54,8 +54,9 @@ describe('spawnLauncher', () => {
         { cwd: dir, file: '/bin/sh', argv: ['sh', '-c', 'pwd; echo "$A"; ls /proc/self/fd'], env: { ...ENV, A: 'from the plan' } },
         { stdio: ['ignore', fd, 'inherit'] },
       );
+      const exit = ended(child); // listening before anything is awaited: 'close' may come first
       await started;
-      expect(await ended(child)).toBe(0);
+      expect(await exit).toBe(0);
     } finally {
       fs.closeSync(fd);
     }
@@ -68,8 +69,9 @@ describe('spawnLauncher', () => {
 
   it('a step that fails is reported (errno, syscall, path), and the command never runs', async () => {
     const { child, started } = spawnLauncher({ cwd: path.join(dir, 'missing'), file: '/bin/true', argv: ['true'], env: ENV }, { stdio: ['ignore', 'ignore', 'ignore'] });
+    const exit = ended(child);
     await expect(started).rejects.toMatchObject({ code: 'ENOENT', syscall: 'chdir', path: path.join(dir, 'missing'), confined: false });
-    expect(await ended(child)).toBe(127);
+    expect(await exit).toBe(127);
   });
 
   it('applies Landlock before execve: a file outside the grants cannot be read (EACCES)', async () => {
@@ -94,8 +96,9 @@ describe('spawnLauncher', () => {
         { cwd: '/', file: '/bin/sh', argv: ['sh', '-c', `head -c0 /etc/hostname && echo etc ok; cat ${secret} 2>&1 || echo denied`], env: ENV, landlock: ruleset },
         { stdio: ['ignore', fd, fd] },
       );
+      const exit = ended(child);
       await started;
-      await ended(child);
+      await exit;
     } finally {
       fs.closeSync(fd);
     }
