@@ -93,6 +93,19 @@ struct FailureMessage {
   std::string text;
 };
 
+// Where the namespaces do not work (probed in a fork of the launcher, with `probe`, just before
+// the real ones are made): Landlock alone, with these network rights and seccomp, after saying
+// `text` on stderr ({syscall}, {errno}, {path}: what failed); or, with `refuse`, saying it and
+// running nothing.
+struct Fallback {
+  bool present = false;
+  NamespacePlan probe;
+  uint64_t handledNet = 0;
+  bool denyNetwork = false;
+  bool refuse = false;
+  std::string text;
+};
+
 struct LaunchPlan {
   std::string cwd;
   std::string file;  // absolute
@@ -109,6 +122,7 @@ struct LaunchPlan {
   // Without a PID namespace, stay as the command's parent (a child subreaper) and end what it
   // leaves running when it ends (confine waits, so the pid need not be the command's).
   bool reap = false;
+  Fallback fallback;
   std::vector<FailureMessage> messages;
 };
 
@@ -131,6 +145,10 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure);
 // In the launcher's parent, when it forked the command as a child subreaper (no PID namespace):
 // passes signals on, waits for the command, kills what it left running, exits as it did.
 [[noreturn]] void SubreapAndExit(pid_t command, const sigset_t* mask);
+
+// Whether the namespaces `probe` describes can be made here: tried in a child (which makes them,
+// then exits), so that nothing in this process changes. False and *failure filled if not.
+bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure);
 
 // landlock_create_ruleset, a rule per path (opened O_PATH), PR_SET_NO_NEW_PRIVS,
 // landlock_restrict_self.

@@ -7,7 +7,9 @@
 //   arb-launcher --plan-fd N [--report-fd M]
 //
 // reset signals -> read the plan from N (plan.cc), close N -> [die with confine] -> close every
-// descriptor but 0-2, the kept ones and M -> namespaces and mounts (namespaces.cc) -> [without
+// descriptor but 0-2, the kept ones and M -> [do namespaces work here? asked in a fork, with a
+// probe plan; if not, Landlock alone as the plan's fallback says, and said on stderr] ->
+// namespaces and mounts (namespaces.cc) -> [without
 // a PID namespace, when confine waits: fork, this process the subreaper that ends what the
 // command leaves running] -> chdir ->
 // Landlock (landlock.cc) -> seccomp (seccomp.cc) -> 0-2 and kept descriptors inheritable and
@@ -201,9 +203,25 @@ int Main(int argc, char** argv) {
     if (getppid() != plan.parent) _exit(1);
   }
   if (!CloseOthers(plan.keepFds, reportFd, &failure)) Report(plan, reportFd, failure, false);
+  if (plan.namespaces.enabled && plan.fallback.present) {
+    ErrnoFailure why;
+    if (!NamespacesWork(plan.fallback.probe, &why)) {
+      // Landlock alone, as confine planned it for this case, said on stderr.
+      std::string text = plan.fallback.text;
+      if (why.path.empty()) Replace(&text, " {path}", "");
+      Replace(&text, "{syscall}", why.syscall);
+      Replace(&text, "{errno}", ErrnoName(why.err));
+      Replace(&text, "{path}", why.path);
+      WriteAll(2, text + "\n");
+      if (plan.fallback.refuse) _exit(1);
+      plan.namespaces.enabled = false;
+      plan.landlock.handledNet = plan.fallback.handledNet;
+      plan.seccomp.denyNetwork = plan.fallback.denyNetwork;
+    }
+  }
   if (plan.namespaces.enabled && !EnterNamespaces(plan.namespaces, &failure)) Report(plan, reportFd, failure, false);
   if (plan.probe) _exit(0);
-  if (plan.reap && !plan.namespaces.pid) {
+  if (plan.reap && !(plan.namespaces.enabled && plan.namespaces.pid)) {
     // No PID namespace ends what the command leaves running: this process stays as its parent.
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);
     sigset_t all, mask;

@@ -415,6 +415,62 @@ int KillChildren(pid_t except) {
   ExitAs(commandStatus);
 }
 
+// pipe2 -> fork -> child: EnterNamespaces(probe), then _exit(0) in the command's place, or the
+// failure over the pipe ("syscall\0errno\0path\0"). The launcher is single-threaded, so the
+// fork is cheap and safe; the child dies with it.
+bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return Fail(failure, errno, "pipe2");
+  UniqueFd readEnd(p[0]);
+  UniqueFd writeEnd(p[1]);
+  sigset_t mask;
+  BlockAll(&mask);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, err, "fork");
+  }
+  if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    readEnd.reset();
+    ErrnoFailure f;
+    if (EnterNamespaces(probe, &f)) _exit(0);
+    std::string record = f.syscall + '\0' + std::to_string(f.err) + '\0' + f.path + '\0';
+    ssize_t ignored = write(writeEnd.get(), record.data(), record.size());
+    (void)ignored;
+    _exit(1);
+  }
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  writeEnd.reset();
+  std::string got;
+  char buf[512];
+  for (;;) {
+    ssize_t n = read(readEnd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  size_t a = got.find('\0');
+  size_t b = a == std::string::npos ? a : got.find('\0', a + 1);
+  if (b == std::string::npos) {
+    failure->err = EIO;
+    failure->syscall = "waitpid";
+    failure->path = "";
+    return false;
+  }
+  size_t c = got.find('\0', b + 1);
+  failure->syscall = got.substr(0, a);
+  failure->err = atoi(got.substr(a + 1, b - a - 1).c_str());
+  failure->path = got.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
+  return false;
+}
+
 // unshare -> setgroups "deny", uid_map, gid_map (the user mapped to itself, so files keep
 // their owners) -> the mount plan -> loopback up -> [fork: reaper | fork: init | command].
 bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {

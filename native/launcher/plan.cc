@@ -14,6 +14,8 @@
 //   seccomp DENY_TERMINAL_INJECTION DENY_NETWORK
 //   parent PID                  probe                  reap
 //   on-failure SYSCALL ERRNO_NAME EXIT_CODE TEXT
+//   fallback HANDLED_NET DENY_NETWORK REFUSE TEXT
+//   probe-namespaces PID NET UID GID READ_ONLY_ROOT     probe-mount (as mount)
 //   end
 #include <limits.h>
 #include <stdlib.h>
@@ -126,8 +128,12 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       NetRule rule;
       if (!r.Number(&rule.port) || !r.Number(&rule.access)) return bad(word);
       plan->landlock.netRules.push_back(rule);
-    } else if (word == "namespaces") {
-      NamespacePlan& ns = plan->namespaces;
+    } else if (word == "fallback") {
+      Fallback& fb = plan->fallback;
+      fb.present = true;
+      if (!r.Number(&fb.handledNet) || !r.Flag(&fb.denyNetwork) || !r.Flag(&fb.refuse) || !r.Next(&fb.text)) return bad(word);
+    } else if (word == "namespaces" || word == "probe-namespaces") {
+      NamespacePlan& ns = word == "namespaces" ? plan->namespaces : plan->fallback.probe;
       ns.enabled = true;
       if (!r.Flag(&ns.pid) || !r.Flag(&ns.net) || !r.Number(&a) || !r.Number(&b) || a > 4294967294ULL ||
           b > 4294967294ULL || !r.Flag(&ns.mounts.readOnlyRoot)) {
@@ -135,7 +141,8 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       }
       ns.uid = static_cast<uid_t>(a);
       ns.gid = static_cast<gid_t>(b);
-    } else if (word == "mount") {
+    } else if (word == "mount" || word == "probe-mount") {
+      MountPlan& mounts = word == "mount" ? plan->namespaces.mounts : plan->fallback.probe.mounts;
       MountOp op;
       std::string kind;
       if (!r.Next(&kind) || !KindOf(kind, &op.kind) || !r.Next(&op.path) || !AbsolutePath(op.path) ||
@@ -145,8 +152,8 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       op.mode = static_cast<unsigned int>(d);
       if (!op.source.empty() && !AbsolutePath(op.source)) return bad(word);
       if (op.kind == MountOp::kSymlink && op.target.empty()) return bad(word);
-      if (plan->namespaces.mounts.ops.size() >= kMaxMountOps) return bad("mount (too many)");
-      plan->namespaces.mounts.ops.push_back(std::move(op));
+      if (mounts.ops.size() >= kMaxMountOps) return bad("mount (too many)");
+      mounts.ops.push_back(std::move(op));
     } else if (word == "seccomp") {
       if (!r.Flag(&plan->seccomp.denyTerminalInjection) || !r.Flag(&plan->seccomp.denyNetwork)) return bad(word);
     } else if (word == "parent") {

@@ -39,19 +39,30 @@ export const NO_NAMESPACES_VARIABLE = 'ARB_CONFINE_NO_NAMESPACES';
 // --- the layers ---------------------------------------------------------------------------
 
 export interface Probes {
-  /** Whether the plan's namespaces can be made here (probeNamespaces in src/confine/launch.ts). */
+  /** Whether the plan's namespaces can be made here: the answer of probeNamespaces
+   *  (src/confine/launch.ts) for probePlan, which startProbes started early. */
   namespaces(plan: NamespacePlanSpec): NamespaceProbeResult;
   /** Whether seccomp filters work here. */
   seccomp(): boolean;
 }
 
-function nativeProbes(): Probes {
+/**
+ * Starts the probes for one run, as soon as what they depend on is known, so that the launcher
+ * tries the namespaces while confine plans (forks, makes the policy); resolves with the answers
+ * planHardening takes. Nothing is probed when the namespaces are turned off.
+ */
+export async function startProbes(input: Pick<HardeningInput, 'env' | 'landlockOnly' | 'noNetwork' | 'uid' | 'gid'>): Promise<Probes> {
   // Loaded here so that the pure parts of this module load without the addon (unit tests).
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const native = require('../native') as typeof import('../native');
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { probeNamespaces } = require('./launch') as typeof import('./launch');
-  return { namespaces: (plan) => probeNamespaces(plan), seccomp: () => native.seccompAvailable() };
+  const seccomp = native.seccompAvailable();
+  let answer: NamespaceProbeResult = { ok: false, syscall: 'unshare', code: 'not probed' };
+  if (!landlockOnlyRequested(input)) {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { probeNamespaces } = require('./launch') as typeof import('./launch');
+    answer = await probeNamespaces(probePlan(input.noNetwork, input.uid, input.gid));
+  }
+  return { namespaces: () => answer, seccomp: () => seccomp };
 }
 
 /**
@@ -153,26 +164,12 @@ export function landlockOnlyRequested(input: Pick<HardeningInput, 'env' | 'landl
  * Decides the layers for one run. Probes whether namespaces and seccomp work (each run asks
  * again: nothing cached decides). Throws when --no-network cannot be honoured at all.
  */
-export function planHardening(input: HardeningInput, probes?: Probes): Hardening {
-  const p = probes ?? nativeProbes();
+export function planHardening(input: HardeningInput, probes: Probes): Hardening {
+  const p = probes;
   const bwrap = input.jail === 'bwrap';
   const warnings: string[] = [];
   const details: string[] = [];
   const layers: Layer[] = [];
-
-  const mounts = buildMountPlan({
-    grants: input.grants,
-    homes: input.homes,
-    runtimeDir: input.env.XDG_RUNTIME_DIR,
-    terminal: input.terminal,
-    pathVar: input.env.PATH,
-    dir: input.dir,
-    tmpdir: input.env.TMPDIR,
-    neighbours: input.neighbours,
-    keepUnderRun: input.keepUnderRun,
-    tmpSize: privateTmpSize(),
-    runLater: input.runLater,
-  });
 
   // Namespaces: bubblewrap's own under --jail bwrap (it fails, and says why, where they do not
   // work); else asked off, or probed.
@@ -184,6 +181,22 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
     const result = p.namespaces(probePlan(input.noNetwork, input.uid, input.gid));
     if (!result.ok) why = `user namespaces do not work here (${probeText(result)})`;
   }
+  const buildMounts = (): MountPlan =>
+    buildMountPlan({
+      grants: input.grants,
+      homes: input.homes,
+      runtimeDir: input.env.XDG_RUNTIME_DIR,
+      terminal: input.terminal,
+      pathVar: input.env.PATH,
+      dir: input.dir,
+      tmpdir: input.env.TMPDIR,
+      neighbours: input.neighbours,
+      keepUnderRun: input.keepUnderRun,
+      tmpSize: privateTmpSize(),
+      runLater: input.runLater,
+    });
+  // The mount plan is made only where namespaces carry it out (it looks at many paths).
+  const mounts: MountPlan = why ? { readOnlyRoot: true, ops: [] } : buildMounts();
   const namespaces: NamespacePlanSpec | undefined = why
     ? undefined
     : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: launcherMounts(mounts) };

@@ -5,7 +5,7 @@
 // execve'ing the launcher (execLauncher), or spawns it and waits (spawnLauncher), with the
 // standard streams it is given: the terminal's, or a broker client's. Nothing is applied to
 // Node or in a fork() of it.
-import { ChildProcess, IOType, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess, IOType } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 import * as native from '../native';
@@ -20,6 +20,20 @@ export interface FailureMessage {
   errno: string;
   exitCode: number;
   text: string;
+}
+
+/**
+ * What the launcher does where the namespaces do not work (it asks with `namespaces`, a probe
+ * plan, in a fork of its own just before it makes the real ones): Landlock alone, with these
+ * network rights and seccomp, after saying `text` ({syscall}, {errno}, {path}: what failed) on
+ * stderr; or, with `refuse`, saying it and running nothing (exit 1).
+ */
+export interface Fallback {
+  namespaces: NamespacePlanSpec;
+  handledAccessNet: bigint;
+  denyNetwork: boolean;
+  text: string;
+  refuse?: boolean;
 }
 
 /** One run of the launcher. */
@@ -42,6 +56,8 @@ export interface LaunchPlan {
   /** Without a PID namespace, stay as the command's parent and end what it leaves running
    *  (only when confine waits: the command then has a pid of its own). */
   reap?: boolean;
+  /** With namespaces: what to do where they do not work. */
+  fallback?: Fallback;
 }
 
 const MAGIC = 'arb-launch-plan/1';
@@ -82,6 +98,12 @@ export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; pro
     for (const r of ll.netRules) words.push('net-rule', r.port.toString(), r.access.toString());
   }
   if (plan.seccomp) words.push('seccomp', flag(plan.seccomp.denyTerminalInjection), flag(plan.seccomp.denyNetwork));
+  const fb = plan.fallback;
+  if (fb) {
+    words.push('fallback', fb.handledAccessNet.toString(), flag(fb.denyNetwork), flag(fb.refuse), check('fallback', fb.text));
+    words.push('probe-namespaces', flag(fb.namespaces.pid), flag(fb.namespaces.net), String(fb.namespaces.uid), String(fb.namespaces.gid), flag(fb.namespaces.readOnlyRoot ?? true));
+    for (const op of fb.namespaces.mounts) words.push('probe-' + mountRecord(op)[0], ...mountRecord(op).slice(1).map((w) => check('probe plan', w)));
+  }
   if (extra.parent !== undefined) words.push('parent', String(extra.parent));
   if (extra.probe) words.push('probe');
   if (plan.reap) words.push('reap');
@@ -154,6 +176,9 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
   const file = options.wrap ? options.wrap.file : launcher;
   const args = options.wrap ? options.wrap.args(launcherArgv) : launcherArgv.slice(1);
   const stdio = [...(options.stdio ?? ['inherit', 'inherit', 'inherit']), ...Array<IOType>(wrapFds + 2).fill('pipe')];
+  // Loaded here, not at the top: becoming the launcher (execLauncher) needs none of it.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { spawn } = require('node:child_process') as typeof import('node:child_process');
   const child = spawn(file, args, { stdio, env: options.wrap?.env ?? {}, argv0: options.wrap ? undefined : 'arb-launcher' });
   const planStream = child.stdio[planFd] as Writable | null;
   const reportStream = child.stdio[reportFd] as Readable | null;
@@ -182,15 +207,27 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
 /**
  * Whether this machine lets an unprivileged process make the namespaces `ns` describes, with
  * the very steps confine takes (the launcher enters them, then exits instead of running
- * anything).
+ * anything). Asynchronous, so that confine goes on planning while the launcher tries.
  */
-export function probeNamespaces(ns: NamespacePlanSpec): NamespaceProbeResult {
+export function probeNamespaces(ns: NamespacePlanSpec): Promise<NamespaceProbeResult> {
   const launcher = native.launcherPath();
   const input = encodeLaunchPlan({ cwd: '/', file: '/', argv: ['probe'], env: {}, namespaces: ns }, { probe: true });
-  const r = spawnSync(launcher, ['--plan-fd', '0', '--report-fd', '1'], { input, stdio: ['pipe', 'pipe', 'ignore'], env: {}, argv0: 'arb-launcher' });
-  if (r.error) return { ok: false, syscall: 'spawn', code: (r.error as NodeJS.ErrnoException).code ?? 'EIO', path: launcher };
-  const failure = parseReport(r.stdout ?? Buffer.alloc(0));
-  if (failure) return { ok: false, errno: failure.errno, code: failure.code, syscall: failure.syscall, path: failure.path };
-  if (r.status !== 0) return { ok: false, syscall: 'waitpid', code: r.signal ?? `exit ${r.status}` };
-  return { ok: true };
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { spawn } = require('node:child_process') as typeof import('node:child_process');
+  return new Promise((resolve) => {
+    const child = spawn(launcher, ['--plan-fd', '0', '--report-fd', '1'], { stdio: ['pipe', 'pipe', 'ignore'], env: {}, argv0: 'arb-launcher' });
+    const out: Buffer[] = [];
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stdin?.on('error', () => {
+      /* it ended before reading: its status says why */
+    });
+    child.stdin?.end(input);
+    child.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, syscall: 'spawn', code: err.code ?? 'EIO', path: launcher }));
+    child.on('close', (status, signal) => {
+      const failure = parseReport(Buffer.concat(out));
+      if (failure) resolve({ ok: false, errno: failure.errno, code: failure.code, syscall: failure.syscall, path: failure.path });
+      else if (status !== 0) resolve({ ok: false, syscall: 'waitpid', code: signal ?? `exit ${status}` });
+      else resolve({ ok: true });
+    });
+  });
 }

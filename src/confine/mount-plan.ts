@@ -155,7 +155,10 @@ const HIDES = new Set<MountOpSpec['kind']>(['mask', 'tmpfs', 'devpts']);
  * The steps that give the command its view of the file system in its mount namespace, in the
  * order the native side runs them: parents before what is inside them.
  */
-export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks): MountPlan {
+export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLinks): MountPlan {
+  // Many paths share their first components (~/.cargo/bin, ~/.cargo/env…): each is looked at
+  // once per plan.
+  const view = remembered(given);
   const candidates = new Map<string, PlannedMount>();
   const offer = (op: PlannedMount) => {
     const had = candidates.get(op.path);
@@ -315,6 +318,23 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
 
   kept.sort((a, b) => depth(a.path) - depth(b.path) || ORDER[a.kind] - ORDER[b.kind] || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { readOnlyRoot, ops: kept };
+}
+
+/** The view, each answer kept for the one plan being made (never across plans). */
+function remembered(view: LinkView): LinkView {
+  const kinds = new Map<string, EntryKind | undefined>();
+  const texts = new Map<string, string | undefined>();
+  return {
+    lstat(p) {
+      if (!kinds.has(p)) kinds.set(p, view.lstat(p));
+      return kinds.get(p);
+    },
+    readlink(p) {
+      if (!texts.has(p)) texts.set(p, view.readlink(p));
+      return texts.get(p);
+    },
+    readdir: view.readdir ? (p) => view.readdir?.(p) : undefined,
+  };
 }
 
 /**

@@ -18,9 +18,9 @@ import * as native from '../native';
 import type { NamespacePlanSpec, SeccompPlanSpec } from '../native';
 import { removeTree } from '../fork/remove';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
-import { Hardening, ownTerminal, planHardening } from './hardening';
+import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
 import { JailName, NO_JAIL_WARNING, chooseJail } from './jail';
-import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
+import { LandlockRuleset, buildRuleset, netRights, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import type { FailureMessage, LaunchPlan } from './launch';
 import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
 import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
@@ -73,6 +73,8 @@ export interface ConfinePlan {
   landlock?: LandlockRuleset;
   /** What hardenLinux decided: namespaces and the mount plan, seccomp, the network. */
   hardening?: Hardening;
+  /** Where the launcher finds the namespaces do not work: Landlock alone, as planned (launch.ts). */
+  fallback?: import('./launch').Fallback;
   namespaces?: NamespacePlanSpec;
   seccomp?: SeccompPlanSpec;
   /** --no-network without a network namespace: Landlock handles TCP too. */
@@ -179,11 +181,16 @@ function newPlan(options: ConfineRequest, jail: JailName, mounts: MountSpec[]): 
 export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
   // Landlock first: on a kernel that cannot confine, nothing is forked and nothing runs.
   plan.abi = readLandlockAbi(native.landlockAbi, plan.options.env);
+  // --explain asks the kernel now whether the namespaces work (the launcher tries them while
+  // confine plans the rest). To run, the launcher asks it itself, just before it makes them
+  // (a fork of its own, cheap), and falls back to what hardenLinux planned for Landlock alone.
+  const probes = mode === 'explain' ? startProbes(probeInput(plan)) : undefined;
+  probes?.catch(() => {});
   await commonPlan(plan, mode);
   grantPresetPaths(plan);
   makePolicy(plan);
   if (mode === 'run') makeRunLaterDirs(plan);
-  hardenLinux(plan);
+  hardenLinux(plan, probes ? await probes : undefined);
   makeRuleset(plan);
   decideWait(plan);
 }
@@ -204,7 +211,8 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
   grantPresetPaths(plan);
   makePolicy(plan);
   if (mode === 'run') makeRunLaterDirs(plan);
-  hardenLinux(plan);
+  // bubblewrap makes the namespaces (nothing to probe); seccomp is asked.
+  hardenLinux(plan, { namespaces: () => ({ ok: true }), seccomp: () => native.seccompAvailable() });
   makeRuleset(plan);
   // What the user mounted, Landlock lets the command use as asked.
   plan.landlock?.rules.push(...bwrap.mountRules(plan.mounts, plan.abi));
@@ -504,9 +512,9 @@ export function makeRunLaterDirs(plan: ConfinePlan): void {
  * ruleset, which reads plan.denyNetwork). Landlock alone is said once on stderr; the details go
  * to -v.
  */
-export function hardenLinux(plan: ConfinePlan): void {
+export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
   if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the hardening needs the policy first');
-  const h = planHardening({
+  const input: HardeningInput = {
     jail: plan.jail === 'bwrap' ? 'bwrap' : 'landlock',
     grants: plan.policy.grants,
     homes: plan.homes,
@@ -521,7 +529,10 @@ export function hardenLinux(plan: ConfinePlan): void {
     neighbours: plan.fork ? forkNeighbours(plan.fork) : undefined,
     keepUnderRun: keepUnderRunPaths(),
     runLater: runLaterPaths(plan.homes, plan.options.env),
-  });
+  };
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const seccomp = probes?.seccomp() ?? native.seccompAvailable();
+  const h = planHardening(input, probes ?? { namespaces: () => ({ ok: true }), seccomp: () => seccomp });
   plan.hardening = h;
   // Under bwrap the namespaces are bubblewrap's: the launcher inside makes none.
   plan.namespaces = plan.jail === 'bwrap' ? undefined : h.namespaces;
@@ -529,6 +540,34 @@ export function hardenLinux(plan: ConfinePlan): void {
   if (h.landlockNet !== 0n) plan.denyNetwork = true;
   plan.warnings.push(...h.warnings);
   plan.notes.push(...h.details);
+  if (!probes && plan.namespaces) {
+    // What the launcher does where its probe finds the namespaces do not work: Landlock alone,
+    // as planned here with the failure's facts left for the launcher to fill in.
+    const failing: Probes = { namespaces: () => ({ ok: false, syscall: '{syscall}', path: '{path}', code: '{errno}' }), seccomp: () => seccomp };
+    try {
+      const alone = planHardening(input, failing);
+      plan.fallback = {
+        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
+        handledAccessNet: alone.landlockNet !== 0n ? netRights(plan.abi) : 0n,
+        denyNetwork: alone.seccomp?.denyNetwork ?? false,
+        text: alone.warnings.map((w) => `${plan.options.program}: ${w}`).join('\n'),
+      };
+    } catch (err) {
+      if (!(err instanceof ArbError)) throw err;
+      plan.fallback = {
+        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
+        handledAccessNet: 0n,
+        denyNetwork: false,
+        text: `${plan.options.program}: ${formatPlain(err)}`,
+        refuse: true,
+      };
+    }
+  }
+}
+
+/** What the probes depend on, known before anything is made. */
+function probeInput(plan: ConfinePlan): Parameters<typeof startProbes>[0] {
+  return { env: plan.options.env, landlockOnly: plan.options.landlockOnly, noNetwork: plan.options.noNetwork, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 }
 
 /** The Landlock ruleset from the grants. */
@@ -611,13 +650,16 @@ function runUnderBwrap(plan: ConfinePlan, program: string): void {
   };
 }
 
-/** Whether confine waits: --rm, the namespaces (their reaper), the library; else it execs. */
+/**
+ * Whether confine waits: --rm, the library (and the broker and the other jails, which said so);
+ * else it execs the launcher. With namespaces too: the launcher's own process then stays outside
+ * them as their reaper, passes signals on and exits as the command did.
+ */
 export function decideWait(plan: ConfinePlan): void {
   if (plan.options.rm) {
     plan.rm = true;
     plan.waitReasons.push('--rm');
   }
-  if (plan.namespaces) plan.waitReasons.push('namespaces');
   // Called as a library (src/index.ts): wait for the command, never become it, which would
   // replace the caller's process.
   if (plan.options.wait && plan.waitReasons.length === 0) plan.waitReasons.push('called as a library');
@@ -702,7 +744,11 @@ export function describePlan(plan: ConfinePlan): string[] {
   }
   for (const s of plan.policy?.skipped ?? []) lines.push(`  skip  ${tilde(plan, s.path)}: ${s.why}`);
   lines.push(...plan.notes);
-  const how = plan.waitReasons.length ? `waiting for it (${plan.waitReasons.join(', ')})` : 'as the command itself (execve)';
+  const how = plan.waitReasons.length
+    ? `waiting for it (${plan.waitReasons.join(', ')})`
+    : plan.namespaces
+      ? 'confine becoming its launcher (execve), which stays outside the namespaces as their reaper'
+      : 'as the command itself (execve)';
   lines.push(`running ${plan.file} in ${plan.dir}, ${how}`);
   return lines;
 }
@@ -719,6 +765,7 @@ export function launchPlanOf(plan: ConfinePlan): LaunchPlan {
     landlock: plan.landlock,
     namespaces: plan.namespaces,
     seccomp: plan.seccomp,
+    fallback: plan.fallback,
   };
 }
 
@@ -791,7 +838,7 @@ export async function runPlan(plan: ConfinePlan): Promise<number> {
   const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
   // Waiting without a PID namespace: the launcher stays as the command's parent and ends what
   // it leaves running, as the namespace's init does.
-  return runAndWait(waitable(plan), () => launch.spawnLauncher({ ...spec, reap: !plan.namespaces }), { failure: (err) => failureError(plan, err) });
+  return runAndWait(waitable(plan), () => launch.spawnLauncher({ ...spec, reap: true }), { failure: (err) => failureError(plan, err) });
 }
 
 function formatPlain(err: ArbError): string {

@@ -107,12 +107,49 @@ describe('spawnLauncher', () => {
     expect(text).toMatch(/Permission denied\ndenied/);
   });
 
-  it('probes the namespaces with the steps confine takes', () => {
-    const r = probeNamespaces({ pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs', path: '/tmp', size: 1 << 20 }] });
+  it('where its probe finds the namespaces do not work: Landlock alone, as the plan says, said on stderr; or refuses', async () => {
+    const ns = { pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [] };
+    // A probe plan whose mount point cannot be made under the read-only root: "does not work".
+    const failing = { ...ns, mounts: [{ kind: 'tmpfs' as const, path: '/nonexistent-arb-probe/x' }] };
+    const out = path.join(dir, 'fallback.txt');
+    const run = async (refuse: boolean, probe = failing) => {
+      const fd = fs.openSync(out, 'w');
+      try {
+        const { child, started } = spawnLauncher(
+          {
+            cwd: '/',
+            file: '/bin/sh',
+            argv: ['sh', '-c', 'echo pid=$$'],
+            env: ENV,
+            namespaces: ns,
+            fallback: { namespaces: probe, handledAccessNet: 0n, denyNetwork: false, refuse, text: 'confine: namespaces do not work here ({syscall} {path}: {errno})' },
+          },
+          { stdio: ['ignore', fd, fd] },
+        );
+        const exit = ended(child);
+        await started.catch(() => {});
+        return await exit;
+      } finally {
+        fs.closeSync(fd);
+      }
+    };
+    expect(await run(false)).toBe(0);
+    const text = fs.readFileSync(out, 'utf8');
+    expect(text).toContain('confine: namespaces do not work here (mkdir /nonexistent-arb-probe: EROFS)\n');
+    expect(text).not.toMatch(/^pid=2$/m); // no PID namespace: the command's pid is the host's
+    expect(await run(true)).toBe(1);
+    expect(fs.readFileSync(out, 'utf8')).toBe('confine: namespaces do not work here (mkdir /nonexistent-arb-probe: EROFS)\n');
+    // Where they work, the real ones are made, and nothing is said.
+    expect(await run(true, ns)).toBe(0);
+    expect(fs.readFileSync(out, 'utf8')).toBe('pid=2\n');
+  });
+
+  it('probes the namespaces with the steps confine takes', async () => {
+    const r = await probeNamespaces({ pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs', path: '/tmp', size: 1 << 20 }] });
     expect(r).toEqual({ ok: true });
-    const bad = probeNamespaces({ pid: false, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'bind-ro', path: '/nonexistent-dir/x', source: '/proc/self/nonexistent' }] });
+    const bad = await probeNamespaces({ pid: false, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'bind-ro', path: '/nonexistent-dir/x', source: '/proc/self/nonexistent' }] });
     expect(bad).toEqual({ ok: true }); // a bind source that vanished only takes access away: no failure
-    const refused = probeNamespaces({ pid: false, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs', path: '/nonexistent-arb-probe/x' }] });
+    const refused = await probeNamespaces({ pid: false, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs', path: '/nonexistent-arb-probe/x' }] });
     // Its mount point cannot be made under the read-only root.
     expect(refused).toMatchObject({ ok: false, syscall: 'mkdir', code: 'EROFS', path: '/nonexistent-arb-probe' });
   });
