@@ -197,6 +197,7 @@ export function planHardening(input: HardeningInput, probes: Probes): Hardening 
     });
   // The mount plan is made only where namespaces carry it out (it looks at many paths).
   const mounts: MountPlan = why ? { readOnlyRoot: true, ops: [] } : buildMounts();
+  warnings.push(...(mounts.warnings ?? []));
   const namespaces: NamespacePlanSpec | undefined = why
     ? undefined
     : { pid: true, net: input.noNetwork, uid: input.uid, gid: input.gid, readOnlyRoot: mounts.readOnlyRoot, mounts: launcherMounts(mounts) };

@@ -138,6 +138,9 @@ export type PlannedMount = MountOpSpec & { why: string; protect?: boolean; top?:
 export interface MountPlan {
   readOnlyRoot: boolean;
   ops: PlannedMount[];
+  /** Said on stderr: what the plan found that it cannot undo (a link planted where a program
+   *  outside looks for something it runs). */
+  warnings?: string[];
 }
 
 function depth(p: string): number {
@@ -247,9 +250,24 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
   // in (a cache's top, such as ~/.cargo) is bound read-only, and what it holds bound back.
   const tops = new Map<string, string[]>();
   const protectedPaths = new Set<string>();
+  const warnings: string[] = [];
   for (const [p, why, hint] of protect) {
     const { real } = resolveWithLinks(p, view);
     const kind = view.lstat(real);
+    if (hint !== undefined) {
+      // A name of the caches table that is a link (left by an earlier run with Landlock alone,
+      // say): the link stays as it is (its directory's top read-only, so it cannot change), and
+      // where it leads somewhere the command may write, what runs it later follows it: said.
+      const parent = resolveWithLinks(path.dirname(p), view).real;
+      const at = path.join(parent, path.basename(p));
+      if (view.lstat(at) === 'symlink' && writable.some((w) => isInside(parent, w))) {
+        tops.set(parent, [...(tops.get(parent) ?? []), path.basename(p)]);
+        if (writable.some((w) => isInside(real, w)) || (input.dir && isInside(real, input.dir))) {
+          warnings.push(`${at} is a link to ${real}, which the command may write: what runs it later outside (${why.replace(/^runs outside later \((.*)\)$/, '$1')}) follows it; remove the link if you did not make it`);
+        }
+        continue;
+      }
+    }
     if (input.dir && isInside(real, input.dir)) continue;
     if (kind === undefined && hint === 'file') {
       const parent = resolveWithLinks(path.dirname(p), view).real;
@@ -317,7 +335,7 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
   for (const [location, target] of links) kept.push({ kind: 'symlink', path: location, target, why: 'a link on the way to a bound path' });
 
   kept.sort((a, b) => depth(a.path) - depth(b.path) || ORDER[a.kind] - ORDER[b.kind] || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { readOnlyRoot, ops: kept };
+  return { readOnlyRoot, ops: kept, ...(warnings.length ? { warnings } : {}) };
 }
 
 /** The view, each answer kept for the one plan being made (never across plans). */

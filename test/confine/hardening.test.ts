@@ -229,6 +229,17 @@ describe('buildMountPlan', () => {
     ]);
   });
 
+  it('a name of the caches table that is a link into what the command may write: kept from changing, and said', () => {
+    const v = fakeFs(
+      { ...BASE, [`${HOME}/.cargo`]: 'directory', [`${HOME}/.cargo/registry`]: 'directory', [`${HOME}/src/proj.1/evil.toml`]: 'file' },
+      { [`${HOME}/.cargo/config.toml`]: '/home/u/src/proj.1/evil.toml' },
+    );
+    const plan = buildMountPlan({ grants: [w(`${HOME}/.cargo`), w(`${HOME}/src/proj.1`)], homes: [HOME], pathVar: '/usr/bin', dir: `${HOME}/src/proj.1` }, v);
+    expect(ops(plan)).toContain('bind-ro /home/u/.cargo');
+    expect(ops(plan)).not.toContain('bind-rw /home/u/.cargo');
+    expect(plan.warnings).toEqual([expect.stringMatching(/^\/home\/u\/.cargo\/config.toml is a link to \/home\/u\/src\/proj.1\/evil.toml, which the command may write: what runs it later outside \(cargo: cargo configuration/)]);
+  });
+
   it('needs nothing for list grants, and keeps / writable when / itself is given with -w', () => {
     const plan = buildMountPlan({ grants: [{ path: '/', access: 'list' }, w('/')], homes: [HOME] }, view);
     expect(plan.readOnlyRoot).toBe(false);
