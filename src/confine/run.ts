@@ -530,7 +530,6 @@ export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
     keepUnderRun: keepUnderRunPaths(),
     runLater: runLaterPaths(plan.homes, plan.options.env),
   };
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
   const seccomp = probes?.seccomp() ?? native.seccompAvailable();
   const h = planHardening(input, probes ?? { namespaces: () => ({ ok: true }), seccomp: () => seccomp });
   plan.hardening = h;
