@@ -70,35 +70,38 @@ function runtimeDir(file) {
 }
 
 // What yargs does when it is loaded that a run which shows no help never needs, done when first
-// needed instead: loading cliui and string-width (help layout), and making process.stdout (to
-// know the terminal's width: a stream, a socket for a pipe, that confine would make for nothing
-// just before the command takes over its output). Each is a text found in yargs' build; one
-// not found (another yargs) is said, and left as it is.
-const YARGS_BUILD = path.join('node_modules', 'yargs', 'build', 'index.cjs');
-const YARGS_LAZY = [
-  ['cliui:require("cliui")', 'cliui:(...a)=>require("cliui")(...a)'],
-  ['stringWidth:require("string-width")', 'stringWidth:(...a)=>require("string-width")(...a)'],
-  [
-    'stdColumns:void 0!==process.stdout.columns?process.stdout.columns:null',
-    'get stdColumns(){return void 0!==process.stdout.columns?process.stdout.columns:null}',
-  ],
-];
+// needed instead, without touching yargs' text (so any yargs builds the same way):
+//   - cliui and string-width (help layout): yargs' require of each resolves to a stand-in that
+//     loads the real one at its first call (lazyHelpModules);
+//   - process.stdout, which yargs reads at load for the terminal's width (a stream, a socket for
+//     a pipe, that confine would make for nothing just before the command takes over its output):
+//     `process.stdout.columns` reads as undefined in the bundle (define), and src/cli.ts gives the
+//     width itself when help is shown, reading the stream by another name.
+const LAZY_HELP = /^(cliui|string-width)$/;
 
-function yargsLazily(text) {
-  for (const [from, to] of YARGS_LAZY) {
-    if (text.split(from).length === 2) text = text.replace(from, to);
-    else process.stderr.write(`build-cli: yargs' build has no ${from}: left as it is (arb starts slower)\n`);
-  }
-  return text;
-}
+const lazyHelpModules = {
+  name: 'lazy-help-modules',
+  setup(build) {
+    build.onResolve({ filter: LAZY_HELP }, async (args) => {
+      if (args.pluginData === 'real' || !/[\\/]node_modules[\\/]yargs[\\/]/.test(args.importer)) return undefined;
+      const real = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: 'real' });
+      if (real.errors.length) return { errors: real.errors };
+      return { path: real.path, namespace: 'lazy-help' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'lazy-help' }, (args) => ({
+      contents: `module.exports = (...a) => require(${JSON.stringify(args.path)})(...a);\n`,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
 
 const keepDirname = {
   name: 'keep-dirname',
   setup(build) {
     build.onLoad({ filter: /\.(ts|js|cjs|mjs)$/ }, (args) => {
-      let text = fs.readFileSync(args.path, 'utf8');
+      const text = fs.readFileSync(args.path, 'utf8');
       const loader = args.path.endsWith('.ts') ? 'ts' : 'js';
-      if (args.path.endsWith(path.sep + YARGS_BUILD)) text = yargsLazily(text);
       if (!/\b__dirname\b/.test(text)) return { contents: text, loader };
       const rel = path.relative(DIST, runtimeDir(args.path)).split(path.sep).join('/');
       const replacement = rel === '' ? '__dirname' : `require("path").join(__dirname, ${JSON.stringify(rel)})`;
@@ -245,7 +248,8 @@ async function main() {
     target: 'node20',
     // The addon is loaded by path at run time (src/native.ts lists every path it tries).
     external: ['*.node'],
-    plugins: [keepDirname, lightAssert, sharedBuiltins],
+    plugins: [lazyHelpModules, keepDirname, lightAssert, sharedBuiltins],
+    define: { 'process.stdout.columns': 'undefined' },
     logLevel: 'warning',
     // require(candidate) of the addon cannot be bundled, and is not meant to be.
     logOverride: { 'unsupported-require-call': 'silent' },

@@ -132,7 +132,12 @@ export async function main(argv: string[], name = 'arb'): Promise<number> {
   // The help's width is set only where help may be shown: reading it makes process.stdout (a
   // stream, or a socket for a pipe), which a command that shows none never needs (confine's
   // command takes its output over).
-  const wrapHelp = () => parser.wrap(Math.min(100, process.stdout.columns || 80));
+  // (Read through another name: the bundle makes `process.stdout.columns` undefined, so that
+  // yargs does not make the stream when it loads; scripts/build-cli.js.)
+  const wrapHelp = () => {
+    const out = process.stdout;
+    return parser.wrap(Math.min(100, out.columns || 80));
+  };
   if (asksForHelp(argv)) wrapHelp();
 
   const builderFor = (entry: CommandEntry, prog: string) => (y: Argv) => {

@@ -153,7 +153,7 @@ export interface ConfineOptions {
   mounts?: string[];
   /** claude, codex, opencode, or none; by default the one named like the command, if any. */
   preset?: string;
-  /** Only loopback (landlock jail). */
+  /** Only loopback (a network namespace of its own; bwrap: its network namespace). */
   noNetwork?: boolean;
   /** The environment the command starts from (secret-looking variables are removed). Default: process.env. */
   env?: NodeJS.ProcessEnv;
@@ -178,19 +178,10 @@ export function confine(options: ConfineOptions): Promise<number> {
       command = getPreset(options.preset).command;
     }
     if (command === undefined) throw new ArbError('ARB_USAGE', 'confine(): name the command to run (options.command), or a preset');
-    const flags: Record<string, unknown> = {
-      jail: options.jail,
-      mount: options.mounts ?? [],
-      preset: options.preset,
-      'keep-env': options.keepEnv ?? [],
-      'no-network': options.noNetwork ?? false,
-      // The library waits for the command rather than becoming it (src/confine/jail.ts).
-      library: true,
-    };
     return run.confine({
       program: options.program ?? 'arb confine',
       command,
-      args: options.args ?? [],
+      args: [...(options.args ?? [])],
       dir: options.dir,
       write: [...(options.write ?? [])],
       read: [...(options.read ?? [])],
@@ -200,7 +191,16 @@ export function confine(options: ConfineOptions): Promise<number> {
       verbose: options.verbose ?? false,
       cwd: path.resolve(options.cwd ?? process.cwd()),
       env: options.env ?? process.env,
-      flags,
+      keepEnv: [...(options.keepEnv ?? [])],
+      noNetwork: options.noNetwork ?? false,
+      landlockOnly: false,
+      headless: false,
+      jail: options.jail,
+      mounts: [...(options.mounts ?? [])],
+      preset: options.preset,
+      // The library waits for the command rather than becoming it, which would replace the
+      // caller's process.
+      wait: true,
     });
   });
 }

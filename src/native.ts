@@ -58,42 +58,17 @@ export interface CloneResult {
   leftOut: { path: string; pathBytes?: Buffer; kind: 'socket' | 'device' }[];
 }
 
-/** The Landlock ruleset and the command to become (or spawn). */
-export interface LandlockSpec {
-  abi: number;
-  /** Rights bitmask handled (so denied unless granted), from src/confine/landlock.ts. */
-  handledAccessFs: bigint;
-  /** Network rights handled (ABI 4: bind/connect TCP); 0n leaves the network open. */
-  handledAccessNet: bigint;
-  /** Scopes (ABI 6: abstract unix sockets, signals); 0n for none. */
-  scoped: bigint;
-  /** Flags for landlock_restrict_self (ABI 7: audit logging); 0 by default. */
-  restrictFlags?: number;
-  /** Each rule: a path (opened O_PATH) and the rights granted beneath it. A path that is not a
-   *  directory gets only the rights a file can have. A path that no longer exists is skipped. */
-  rules: { path: string; access: bigint }[];
-  /** TCP ports (ABI 4) and the network rights granted on each. */
-  netRules?: { port: bigint; access: bigint }[];
-  file: string; // absolute path of the program
-  argv: string[];
-  env: string[]; // NAME=value
-  cwd: string;
-  /** Descriptors to keep open for the command (besides 0, 1, 2). */
-  keepFds?: number[];
-  /** User, mount (and PID, network) namespaces entered before Landlock: landlockSpawn only.
-   *  Its shape is the hardening layer's (native/linux/layers.h, ParseNamespacePlan). */
-  namespaces?: NamespacePlanSpec;
-  /** A seccomp filter applied after Landlock (native/linux/layers.h, ParseSeccompPlan). */
-  seccomp?: SeccompPlanSpec;
-}
-
-/** One step of the mount plan inside the command's mount namespace (see layers.h MountOp). */
+/** One step of the mount plan inside the command's mount namespace (see native/launcher/layers.h MountOp). */
 export interface MountOpSpec {
   kind: 'bind-rw' | 'bind-ro' | 'mask' | 'tmpfs' | 'devpts' | 'symlink';
   path: string;
   target?: string;
   /** bind-rw/bind-ro: what to bind at `path`, when not `path` itself (the terminal at /dev/console). */
   source?: string;
+  /** tmpfs: its size limit in bytes (none: the kernel's default, half of the memory). */
+  size?: number;
+  /** mask, tmpfs: the mode of its root (default 0755 for a mask, 1777 for a tmpfs). */
+  mode?: number;
 }
 
 export interface NamespacePlanSpec {
@@ -110,13 +85,13 @@ export interface SeccompPlanSpec {
   denyNetwork: boolean;
 }
 
-/** A failure of landlockExec/landlockSpawn: the errno of the step that failed. */
+/** A failure the launcher reported: the errno of the step that failed. */
 export interface ConfineFailure extends Error {
   code?: string;
   errno?: number;
   syscall?: string;
   path?: string;
-  /** True when the calling thread (landlockExec) or the child was already restricted. */
+  /** True when the launcher was already restricted (Landlock applied) when it failed. */
   confined?: boolean;
 }
 
@@ -130,15 +105,13 @@ export interface WaitResult {
 interface Addon {
   platform: 'linux' | 'darwin';
   cloneTree?(options: Omit<CloneTreeOptions, 'onProgress'>, onProgress?: (files: number, bytes: number) => void): Promise<CloneResult>;
+  // confine on Linux (linux/launch.cc, linux/process.cc)
   landlockAbi?(): number;
-  landlockExec?(spec: LandlockSpec): never;
-  landlockSpawn?(spec: LandlockSpec): number;
-  waitPid?(pid: number): Promise<WaitResult>;
+  memfdWith?(data: Buffer): number;
+  execve?(file: string, argv: string[], env: string[], inherit: number[]): never;
   terminalForeground?(): { pgrp: number; foreground: number };
   clonefile?(src: string, dst: string): void;
   inSandbox?(): boolean; // macOS (darwin/sandbox_check.cc)
-  // hardening (linux/namespaces.cc, linux/seccomp.cc)
-  namespacesProbe?(plan: NamespacePlanSpec): NamespaceProbeResult;
   seccompAvailable?(): boolean;
   // fd passing (posix/fd_passing.cc), for the broker
   unixConnect?(path: string): number;
@@ -151,6 +124,7 @@ interface Addon {
 }
 
 let cached: Addon | undefined;
+let loadedFrom: string | undefined;
 
 /** The package's root: dist/.. (the bundle keeps this file's __dirname, see scripts/build-cli.js). */
 function packageRoot(): string {
@@ -220,7 +194,11 @@ function findAddon(): { file: string; addon: Addon } {
 
 /** Loads the addon once; if it cannot, the error names the platform, every path tried and how to build it. */
 export function addon(): Addon {
-  if (!cached) cached = findAddon().addon;
+  if (!cached) {
+    const found = findAddon();
+    cached = found.addon;
+    loadedFrom = found.file;
+  }
   return cached;
 }
 
@@ -279,32 +257,39 @@ export function landlockAbi(): number {
 }
 
 /**
- * Becomes the confined command: Landlock, then execve, in this thread. Returns only by throwing
- * a ConfineFailure; when its `confined` is true this thread is already restricted, so the caller
- * must only report the failure and exit.
+ * The launcher (native/launcher/), built beside the addon: the program that applies confine's
+ * sandbox and execs the command. Throws, naming where it looked, if it is not there.
  */
-export function landlockExec(spec: LandlockSpec): never {
+export function launcherPath(): string {
+  addon();
+  const file = path.join(path.dirname(loadedFrom as string), 'arb-launcher');
   try {
-    return required('landlockExec')(spec);
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    (require('node:fs') as typeof import('node:fs')).accessSync(file, 1 /* X_OK */);
+  } catch {
+    throw new ArbError('ARB_INTERNAL', `cannot find confine's launcher '${file}' beside the addon`, {
+      hint: 'run `npm install` (or `npm run build`) in the arb checkout to build it',
+    });
+  }
+  return file;
+}
+
+/** A close-on-exec memfd holding `data`, read from its start. */
+export function memfdWith(data: Buffer): number {
+  try {
+    return required('memfdWith')(data);
   } catch (err) {
     throw toSystemError(err);
   }
 }
 
-/** Forks a child that enters the namespaces, restricts itself and execs; returns its pid once
- *  execve succeeded, or throws the child's failure (a ConfineFailure). */
-export function landlockSpawn(spec: LandlockSpec): number {
+/**
+ * Replaces this process with `file` (Node has no execve): 0, 1, 2 and `inherit` stay open in it.
+ * Returns only by throwing (errno, syscall 'execve', path).
+ */
+export function execve(file: string, argv: string[], env: string[], inherit: number[] = []): never {
   try {
-    return required('landlockSpawn')(spec);
-  } catch (err) {
-    throw toSystemError(err);
-  }
-}
-
-/** Waits (in a worker thread) for a child of landlockSpawn to end. */
-export async function waitPid(pid: number): Promise<WaitResult> {
-  try {
-    return await required('waitPid')(pid);
+    return required('execve')(file, argv, env, inherit);
   } catch (err) {
     throw toSystemError(err);
   }
@@ -356,29 +341,13 @@ export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
 
 // --- hardening: namespaces and seccomp (src/confine/hardening.ts) ---------------------------
 
-/** What namespacesProbe found: ok, or the step that failed (errno as a code, e.g. 'EPERM'). */
+/** What probing the namespaces found: ok, or the step that failed (errno as a code, e.g. 'EPERM'). */
 export interface NamespaceProbeResult {
   ok: boolean;
   errno?: number;
   code?: string;
   syscall?: string;
   path?: string;
-}
-
-/**
- * Makes the namespaces `plan` describes in a throw-away child, with the very steps confine takes
- * (unshare, id maps, mounts, /proc), and reports whether that worked. Runs nothing else.
- */
-export function namespacesProbe(plan: NamespacePlanSpec): NamespaceProbeResult {
-  const r = required('namespacesProbe')(plan);
-  if (!r.ok && typeof r.errno === 'number') {
-    try {
-      r.code = getSystemErrorName(-r.errno);
-    } catch {
-      r.code = `E${r.errno}`;
-    }
-  }
-  return r;
 }
 
 /** Whether this kernel takes seccomp filters (that return an errno). Installs nothing. */

@@ -4,16 +4,12 @@
 #include <cerrno>
 #include <string>
 
+#include "common/errno_failure.h"
+
 namespace arb {
 
-// A failed system call, as facts: errno, the call and the path. TypeScript (src/native.ts)
-// turns these into a Node-style error with `code`; C++ never builds a message from strerror.
-struct ErrnoFailure {
-  int err = 0;
-  std::string syscall;
-  std::string path;
-};
-
+// Call it as ErrnoError(env, {errno, "open", path}): a braced list is evaluated left to right, so
+// errno is read before the strings are made (an allocation may change errno).
 inline Napi::Error ErrnoError(Napi::Env env, const ErrnoFailure& f) {
   Napi::Error e = Napi::Error::New(env, f.syscall + " failed");
   e.Set("errno", Napi::Number::New(env, f.err));

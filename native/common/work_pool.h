@@ -80,6 +80,15 @@ class WorkPool {
     return false;
   }
 
+  // Fail({errno, "open", Under(root, rel)}): a braced list is evaluated left to right, so errno
+  // is read before the path's string is built (an allocation that may change errno).
+  struct At {
+    int err;
+    const char* syscall_name;
+    std::string path;
+  };
+  bool Fail(const At& at) { return Fail(at.err, at.syscall_name, at.path); }
+
   // Records the first failure and stops every thread. Returns false, for `return Fail(…)`.
   bool Fail(int err, const char* syscall_name, const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);

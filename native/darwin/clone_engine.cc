@@ -224,7 +224,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
  private:
   bool RealPath(const std::string& path, std::string* out) {
     char* resolved = realpath(path.c_str(), nullptr);
-    if (!resolved) return Fail(errno, "realpath", path);
+    if (!resolved) return Fail({errno, "realpath", path});
     *out = resolved;
     std::free(resolved);
     return true;
@@ -250,12 +250,12 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     finishes_.clear();
     // The source root may be reached through links (TypeScript resolved it); below it, none.
     src_root_.reset(open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!src_root_.valid()) return Fail(errno, "open", src);
-    if (fstat(src_root_.get(), &root_st_) != 0) return Fail(errno, "fstat", src);
+    if (!src_root_.valid()) return Fail({errno, "open", src});
+    if (fstat(src_root_.get(), &root_st_) != 0) return Fail({errno, "fstat", src});
     dst_root_.reset(open(dst.c_str(), kDirFlags));
-    if (!dst_root_.valid()) return Fail(errno, "open", dst);
+    if (!dst_root_.valid()) return Fail({errno, "open", dst});
     struct stat st;
-    if (fstat(dst_root_.get(), &st) != 0) return Fail(errno, "fstat", dst);
+    if (fstat(dst_root_.get(), &st) != 0) return Fail({errno, "fstat", dst});
     dst_dev_ = st.st_dev;
     dst_ino_ = st.st_ino;
 
@@ -289,19 +289,19 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     fds->src.reset(OpenBeneath(src_root_.get(), task.rel));
     if (!fds->src.valid()) {
       if (errno == ENOENT && !task.rel.empty()) return;  // removed meanwhile: stays empty
-      Fail(errno, "open", Under(src_path_, task.rel));
+      Fail({errno, "open", Under(src_path_, task.rel)});
       return;
     }
     fds->dst.reset(OpenBeneath(dst_root_.get(), task.rel));
     if (!fds->dst.valid()) {
-      Fail(errno, "open", Under(dst_path_, task.rel));
+      Fail({errno, "open", Under(dst_path_, task.rel)});
       return;
     }
     // fdopendir owns the descriptor it is given: it gets one of its own, so that fds->src stays
     // open for the batches' *at calls after the listing is closed.
     int list_fd = openat(fds->src.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (list_fd < 0) {
-      Fail(errno, "open", Under(src_path_, task.rel));
+      Fail({errno, "open", Under(src_path_, task.rel)});
       return;
     }
     DIR* dir = fdopendir(list_fd);
@@ -318,7 +318,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
       struct dirent* d = readdir(dir);
       if (!d) {
         if (errno != 0) {
-          Fail(errno, "readdir", Under(src_path_, task.rel));
+          Fail({errno, "readdir", Under(src_path_, task.rel)});
           return;
         }
         break;
@@ -346,7 +346,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     const std::string child_rel = Join(rel, name);
     struct stat st;
     if (fstatat(fds.src.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) Fail(errno, "fstatat", Under(src_path_, child_rel));
+      if (errno != ENOENT) Fail({errno, "fstatat", Under(src_path_, child_rel)});
       return;  // removed meanwhile
     }
     switch (st.st_mode & S_IFMT) {
@@ -393,7 +393,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
       if (Unsupported(err)) cloning_.store(false, std::memory_order_relaxed);
     }
     if (mkdirat(fds.dst.get(), name.c_str(), 0700) != 0) {
-      Fail(errno, "mkdir", Under(dst_path_, rel));
+      Fail({errno, "mkdir", Under(dst_path_, rel)});
       return;
     }
     if (first_) directories_.fetch_add(1, std::memory_order_relaxed);
@@ -436,9 +436,9 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     }
   }
 
-  // Fail, for the copies' 1/0/-1 results.
-  int Failed(int err, const char* syscall_name, const std::string& path) {
-    Fail(err, syscall_name, path);
+  // Fail, for the copies' 1/0/-1 results: Failed({errno, "open", path}) reads errno first.
+  int Failed(const At& at) {
+    Fail(at);
     return -1;
   }
 
@@ -450,37 +450,37 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     UniqueFd in(openat(fds.src.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!in.valid()) {
       if (errno == ENOENT) return 0;
-      return Failed(errno, "open", Under(src_path_, rel));
+      return Failed({errno, "open", Under(src_path_, rel)});
     }
     struct stat st;
-    if (fstat(in.get(), &st) != 0) return Failed(errno, "fstat", Under(src_path_, rel));
+    if (fstat(in.get(), &st) != 0) return Failed({errno, "fstat", Under(src_path_, rel)});
     if (!S_ISREG(st.st_mode)) return 0;  // replaced meanwhile by something else
     const std::string dst = Under(dst_path_, rel);
     UniqueFd out(openat(fds.dst.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!out.valid()) return Failed(errno, "open", dst);
+    if (!out.valid()) return Failed({errno, "open", dst});
     thread_local std::unique_ptr<char[]> buffer;
     if (!buffer) buffer.reset(new char[kCopyBuffer]);
     for (;;) {
       ssize_t n = read(in.get(), buffer.get(), kCopyBuffer);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Failed(errno, "read", Under(src_path_, rel));
+        return Failed({errno, "read", Under(src_path_, rel)});
       }
       if (n == 0) break;
       for (ssize_t off = 0; off < n;) {
         ssize_t w = write(out.get(), buffer.get() + off, static_cast<size_t>(n - off));
         if (w < 0) {
           if (errno == EINTR) continue;
-          return Failed(errno, "write", dst);
+          return Failed({errno, "write", dst});
         }
         off += w;
       }
     }
     if (NeedsOwner(st)) (void)!fchown(out.get(), st.st_uid, st.st_gid);  // as far as the user may
     // As clonefile does: set-user-ID and set-group-ID bits are not copied.
-    if (fchmod(out.get(), st.st_mode & 01777) != 0) return Failed(errno, "fchmod", dst);
+    if (fchmod(out.get(), st.st_mode & 01777) != 0) return Failed({errno, "fchmod", dst});
     const struct timespec times[2] = {st.st_atimespec, st.st_mtimespec};
-    if (futimens(out.get(), times) != 0) return Failed(errno, "futimens", dst);
+    if (futimens(out.get(), times) != 0) return Failed({errno, "futimens", dst});
     return 1;
   }
 
@@ -490,7 +490,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
       ssize_t n = readlinkat(fds.src.get(), name.c_str(), &target[0], target.size());
       if (n < 0) {
         if (errno == ENOENT) return 0;
-        return Failed(errno, "readlink", Under(src_path_, rel));
+        return Failed({errno, "readlink", Under(src_path_, rel)});
       }
       if (static_cast<size_t>(n) < target.size()) {
         target.resize(static_cast<size_t>(n));
@@ -499,11 +499,11 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
       target.resize(target.size() * 2);  // the link changed meanwhile and grew
     }
     const std::string dst = Under(dst_path_, rel);
-    if (symlinkat(target.c_str(), fds.dst.get(), name.c_str()) != 0) return Failed(errno, "symlink", dst);
+    if (symlinkat(target.c_str(), fds.dst.get(), name.c_str()) != 0) return Failed({errno, "symlink", dst});
     if (NeedsOwner(st)) (void)!fchownat(fds.dst.get(), name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
     const struct timespec times[2] = {st.st_atimespec, st.st_mtimespec};
     if (utimensat(fds.dst.get(), name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-      return Failed(errno, "utimensat", dst);
+      return Failed({errno, "utimensat", dst});
     }
     return 1;
   }
@@ -513,18 +513,18 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     // By path: mkfifoat arrived only in macOS 13. Every component below the destination root
     // was made by this engine, so the path names what the descriptor does.
     if (mkfifo(dst.c_str(), st.st_mode & 07777) != 0) {
-      Fail(errno, "mkfifo", dst);
+      Fail({errno, "mkfifo", dst});
       return;
     }
     if (NeedsOwner(st)) (void)!fchownat(fds.dst.get(), name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
     // mkfifo applied the umask; the source's mode is set whole.
     if (fchmodat(fds.dst.get(), name.c_str(), st.st_mode & 07777, 0) != 0) {
-      Fail(errno, "fchmodat", dst);
+      Fail({errno, "fchmodat", dst});
       return;
     }
     const struct timespec times[2] = {st.st_atimespec, st.st_mtimespec};
     if (utimensat(fds.dst.get(), name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-      Fail(errno, "utimensat", dst);
+      Fail({errno, "utimensat", dst});
       return;
     }
     if (first_) fifos_.fetch_add(1, std::memory_order_relaxed);
@@ -541,7 +541,7 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
     for (const Finish& f : finishes_) {
       if (Stopped()) return false;
       UniqueFd fd(OpenBeneath(dst_root_.get(), f.rel));
-      if (!fd.valid()) return Fail(errno, "open", Under(dst_path_, f.rel));
+      if (!fd.valid()) return Fail({errno, "open", Under(dst_path_, f.rel)});
       if (!SetAttributes(fd.get(), f.st, Under(dst_path_, f.rel))) return false;
     }
     return SetAttributes(dst_root_.get(), root_st_, dst_path_);
@@ -549,9 +549,9 @@ class Engine : public WorkPool<Task, DarwinCloneFailure> {
 
   bool SetAttributes(int fd, const struct stat& st, const std::string& path) {
     if (NeedsOwner(st)) (void)!fchown(fd, st.st_uid, st.st_gid);  // as far as the user may
-    if (fchmod(fd, st.st_mode & 07777) != 0) return Fail(errno, "fchmod", path);
+    if (fchmod(fd, st.st_mode & 07777) != 0) return Fail({errno, "fchmod", path});
     const struct timespec times[2] = {st.st_atimespec, st.st_mtimespec};
-    if (futimens(fd, times) != 0) return Fail(errno, "futimens", path);
+    if (futimens(fd, times) != 0) return Fail({errno, "futimens", path});
     return true;
   }
 

@@ -209,19 +209,19 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
   bool OpenRoots() {
     // The source root may be reached through links (TypeScript resolved it); below it, none.
     src_root_.reset(open(o_.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!src_root_.valid()) return Fail(errno, "open", o_.source);
-    if (fstat(src_root_.get(), &root_st_) != 0) return Fail(errno, "fstat", o_.source);
+    if (!src_root_.valid()) return Fail({errno, "open", o_.source});
+    if (fstat(src_root_.get(), &root_st_) != 0) return Fail({errno, "fstat", o_.source});
     // The roots of base and fork were made (reserved) by the caller, empty.
     base_root_.reset(open(o_.base.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!base_root_.valid()) return Fail(errno, "open", o_.base);
+    if (!base_root_.valid()) return Fail({errno, "open", o_.base});
     struct stat st;
-    if (fstat(base_root_.get(), &st) != 0) return Fail(errno, "fstat", o_.base);
+    if (fstat(base_root_.get(), &st) != 0) return Fail({errno, "fstat", o_.base});
     base_dev_ = st.st_dev;
     base_ino_ = st.st_ino;
     if (has_fork()) {
       fork_root_.reset(open(o_.fork.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!fork_root_.valid()) return Fail(errno, "open", o_.fork);
-      if (fstat(fork_root_.get(), &st) != 0) return Fail(errno, "fstat", o_.fork);
+      if (!fork_root_.valid()) return Fail({errno, "open", o_.fork});
+      if (fstat(fork_root_.get(), &st) != 0) return Fail({errno, "fstat", o_.fork});
       fork_dev_ = st.st_dev;
       fork_ino_ = st.st_ino;
     }
@@ -265,18 +265,18 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     if (!fds->src.valid() && errno == EPERM && noatime) fds->src.reset(OpenBeneath(src_root_.get(), node->rel, dir_flags));
     if (!fds->src.valid()) {
       if (errno == ENOENT && !node->rel.empty()) return;  // removed meanwhile: stays empty
-      Fail(errno, "open", Under(o_.source, node->rel));
+      Fail({errno, "open", Under(o_.source, node->rel)});
       return;
     }
     fds->base.reset(OpenBeneath(base_root_.get(), node->rel, dir_flags));
     if (!fds->base.valid()) {
-      Fail(errno, "open", Under(o_.base, node->rel));
+      Fail({errno, "open", Under(o_.base, node->rel)});
       return;
     }
     if (has_fork()) {
       fds->fork.reset(OpenBeneath(fork_root_.get(), node->rel, dir_flags));
       if (!fds->fork.valid()) {
-        Fail(errno, "open", Under(o_.fork, node->rel));
+        Fail({errno, "open", Under(o_.fork, node->rel)});
         return;
       }
     }
@@ -288,7 +288,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
       long n = syscall(SYS_getdents64, fds->src.get(), buf, sizeof buf);
       if (n < 0) {
         if (errno == EINTR) continue;
-        Fail(errno, "getdents64", Under(o_.source, node->rel));
+        Fail({errno, "getdents64", Under(o_.source, node->rel)});
         return;
       }
       if (n == 0) break;
@@ -342,13 +342,13 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     int fd = root;
     if (!node.rel.empty()) {
       opened.reset(OpenBeneath(root, node.rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!opened.valid()) return Fail(errno, "open", Under(root_path, node.rel));
+      if (!opened.valid()) return Fail({errno, "open", Under(root_path, node.rel)});
       fd = opened.get();
     }
     const std::string where = Under(root_path, node.rel);
     if (NeedsOwner(st)) (void)!fchown(fd, st.st_uid, st.st_gid);  // as the user may
-    if (fchmod(fd, mode) != 0) return Fail(errno, "fchmod", where);
-    if (futimens(fd, times) != 0) return Fail(errno, "futimens", where);
+    if (fchmod(fd, mode) != 0) return Fail({errno, "fchmod", where});
+    if (futimens(fd, times) != 0) return Fail({errno, "futimens", where});
     return true;
   }
 
@@ -356,7 +356,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
   void Other(const std::shared_ptr<DirNode>& node, DirFds& fds, const char* name, bool allow_file) {
     struct stat st;
     if (fstatat(fds.src.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) Fail(errno, "fstatat", Under(o_.source, Join(node->rel, name)));
+      if (errno != ENOENT) Fail({errno, "fstatat", Under(o_.source, Join(node->rel, name))});
       return;  // removed meanwhile
     }
     switch (st.st_mode & S_IFMT) {
@@ -391,11 +391,11 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     if ((st.st_dev == base_dev_ && st.st_ino == base_ino_) || (has_fork() && st.st_dev == fork_dev_ && st.st_ino == fork_ino_)) return;
     std::string rel = Join(node->rel, name);
     if (mkdirat(fds.base.get(), name, 0700) != 0) {
-      Fail(errno, "mkdir", Under(o_.base, rel));
+      Fail({errno, "mkdir", Under(o_.base, rel)});
       return;
     }
     if (has_fork() && mkdirat(fds.fork.get(), name, 0700) != 0) {
-      Fail(errno, "mkdir", Under(o_.fork, rel));
+      Fail({errno, "mkdir", Under(o_.fork, rel)});
       return;
     }
     directories_.fetch_add(1, std::memory_order_relaxed);
@@ -416,10 +416,10 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     if (NeedsOwner(st) && fchown(fd, st.st_uid, st.st_gid) == 0 && (mode & 06000)) chmod_needed = true;
     if (chmod_needed && fchmod(fd, mode) != 0) {
       // Set-group-ID for a group the user is not in, say: keep the rest of the mode.
-      if (errno != EPERM || fchmod(fd, mode & 0777) != 0) return Fail(errno, "fchmod", Under(root, rel));
+      if (errno != EPERM || fchmod(fd, mode & 0777) != 0) return Fail({errno, "fchmod", Under(root, rel)});
     }
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
-    if (futimens(fd, times) != 0) return Fail(errno, "futimens", Under(root, rel));
+    if (futimens(fd, times) != 0) return Fail({errno, "futimens", Under(root, rel)});
     return true;
   }
 
@@ -544,7 +544,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     }
     struct stat st;
     if (fstat(src.get(), &st) != 0) {
-      Fail(errno, "fstat", Under(o_.source, Join(node.rel, name)));
+      Fail({errno, "fstat", Under(o_.source, Join(node.rel, name))});
       return;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -628,7 +628,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
                     const struct stat& st, std::atomic<bool>& try_clone, bool* cloned) {
     UniqueFd to(openat(dir, name.c_str(), access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777));
     if (!to.valid()) {
-      Fail(errno, "open", Under(root, rel));
+      Fail({errno, "open", Under(root, rel)});
       return UniqueFd();
     }
     if (st.st_size > 0) {
@@ -649,7 +649,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     for (;;) {
       ssize_t n = readlinkat(fds.src.get(), name, &target[0], target.size());
       if (n < 0) {
-        if (errno != ENOENT) Fail(errno, "readlink", Under(o_.source, Join(node.rel, name)));
+        if (errno != ENOENT) Fail({errno, "readlink", Under(o_.source, Join(node.rel, name))});
         return;
       }
       if (static_cast<size_t>(n) < target.size()) {
@@ -665,12 +665,12 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     } sides[2] = {{fds.base.get(), &o_.base}, {fds.fork.get(), &o_.fork}};
     for (int i = 0; i < (has_fork() ? 2 : 1); i++) {
       if (symlinkat(target.c_str(), sides[i].dir, name) != 0) {
-        Fail(errno, "symlink", Under(*sides[i].root, Join(node.rel, name)));
+        Fail({errno, "symlink", Under(*sides[i].root, Join(node.rel, name))});
         return;
       }
       if (NeedsOwner(st)) (void)!fchownat(sides[i].dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
       if (utimensat(sides[i].dir, name, times, AT_SYMLINK_NOFOLLOW) != 0) {
-        Fail(errno, "utimensat", Under(*sides[i].root, Join(node.rel, name)));
+        Fail({errno, "utimensat", Under(*sides[i].root, Join(node.rel, name))});
         return;
       }
     }
@@ -687,7 +687,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
     for (int i = 0; i < (has_fork() ? 2 : 1); i++) {
       int dir = sides[i].dir;
       if (mkfifoat(dir, name, mode & 0777) != 0) {
-        Fail(errno, "mkfifo", Under(*sides[i].root, Join(node.rel, name)));
+        Fail({errno, "mkfifo", Under(*sides[i].root, Join(node.rel, name))});
         return;
       }
       // Its mode and times set through a descriptor, never by path: the name could have been
@@ -697,7 +697,7 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
       UniqueFd fifo(openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
       struct stat made;
       if (!fifo.valid() || fstat(fifo.get(), &made) != 0) {
-        Fail(errno, "open", where);
+        Fail({errno, "open", where});
         return;
       }
       if (!S_ISFIFO(made.st_mode)) {
@@ -706,11 +706,11 @@ class Engine : public WorkPool<Task, ErrnoFailure> {
       }
       if (NeedsOwner(st)) (void)!fchown(fifo.get(), st.st_uid, st.st_gid);
       if (fchmod(fifo.get(), mode) != 0 && fchmod(fifo.get(), mode & 0777) != 0) {
-        Fail(errno, "fchmod", where);
+        Fail({errno, "fchmod", where});
         return;
       }
       if (futimens(fifo.get(), times) != 0) {
-        Fail(errno, "futimens", where);
+        Fail({errno, "futimens", where});
         return;
       }
     }

@@ -80,9 +80,9 @@ Napi::Value ListDir(const Napi::CallbackInfo& info) {
   double wantIno = info[2].As<Napi::Number>().DoubleValue();
 
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) throw ErrnoError(env, errno, "open", path);
+  if (!fd.valid()) throw ErrnoError(env, {errno, "open", path});
   struct stat self;
-  if (fstat(fd.get(), &self) != 0) throw ErrnoError(env, errno, "fstat", path);
+  if (fstat(fd.get(), &self) != 0) throw ErrnoError(env, {errno, "fstat", path});
   Napi::Object result = Napi::Object::New(env);
   if (static_cast<double>(self.st_dev) != wantDev || static_cast<double>(self.st_ino) != wantIno) {
     result.Set("same", Napi::Boolean::New(env, false));
@@ -91,9 +91,9 @@ Napi::Value ListDir(const Napi::CallbackInfo& info) {
 
   // fdopendir takes the descriptor over; a second one keeps fstatat's dirfd ours to close.
   UniqueFd statFd(fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
-  if (!statFd.valid()) throw ErrnoError(env, errno, "fcntl", path);
+  if (!statFd.valid()) throw ErrnoError(env, {errno, "fcntl", path});
   DIR* raw = fdopendir(fd.get());
-  if (!raw) throw ErrnoError(env, errno, "fdopendir", path);
+  if (!raw) throw ErrnoError(env, {errno, "fdopendir", path});
   fd.release();
   UniqueDir dir(raw);
 
@@ -102,7 +102,7 @@ Napi::Value ListDir(const Napi::CallbackInfo& info) {
     errno = 0;
     struct dirent* e = readdir(dir.get());
     if (!e) {
-      if (errno != 0) throw ErrnoError(env, errno, "readdir", path);
+      if (errno != 0) throw ErrnoError(env, {errno, "readdir", path});
       break;
     }
     const char* n = e->d_name;
@@ -111,7 +111,7 @@ Napi::Value ListDir(const Napi::CallbackInfo& info) {
     entry.name = n;
     if (fstatat(statFd.get(), n, &entry.st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;
-      throw ErrnoError(env, errno, "fstatat", path + "/" + entry.name);
+      throw ErrnoError(env, {errno, "fstatat", path + "/" + entry.name});
     }
     entries.push_back(std::move(entry));
   }

@@ -4,9 +4,8 @@
 // Each module adds its functions to the addon's exports.
 namespace arb {
 void RegisterCloneTree(Napi::Env env, Napi::Object exports);   // linux/clone_tree.cc
-void RegisterLandlock(Napi::Env env, Napi::Object exports);    // linux/landlock_exec.cc
+void RegisterLaunch(Napi::Env env, Napi::Object exports);      // linux/launch.cc
 void RegisterProcess(Napi::Env env, Napi::Object exports);     // linux/process.cc
-void RegisterNamespaces(Napi::Env env, Napi::Object exports);  // linux/namespaces.cc
 void RegisterListDir(Napi::Env env, Napi::Object exports);     // linux/list_dir.cc
 
 }  // namespace arb

@@ -6,9 +6,8 @@ namespace arb {
 void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   exports.Set("platform", Napi::String::New(env, "linux"));
   RegisterCloneTree(env, exports);
-  RegisterLandlock(env, exports);
+  RegisterLaunch(env, exports);
   RegisterProcess(env, exports);
-  RegisterNamespaces(env, exports);
   RegisterListDir(env, exports);
   RegisterFdPassing(env, exports);
   RegisterRemoveTree(env, exports);

@@ -64,13 +64,13 @@ Napi::Value UnixConnect(const Napi::CallbackInfo& info) {
 #else
   UniqueFd fd(socket(AF_UNIX, SOCK_STREAM, 0));
 #endif
-  if (!fd.valid()) throw ErrnoError(env, errno, "socket", path);
-  if (!SetCloexec(fd.get())) throw ErrnoError(env, errno, "fcntl", path);
+  if (!fd.valid()) throw ErrnoError(env, {errno, "socket", path});
+  if (!SetCloexec(fd.get())) throw ErrnoError(env, {errno, "fcntl", path});
   int rc;
   do {
     rc = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   } while (rc != 0 && errno == EINTR);
-  if (rc != 0) throw ErrnoError(env, errno, "connect", path);
+  if (rc != 0) throw ErrnoError(env, {errno, "connect", path});
   return Napi::Number::New(env, fd.release());
 }
 
@@ -117,7 +117,7 @@ Napi::Value SendFds(const Napi::CallbackInfo& info) {
   do {
     n = sendmsg(sock, &msg, SendFlags());
   } while (n < 0 && errno == EINTR);
-  if (n < 0) throw ErrnoError(env, errno, "sendmsg");
+  if (n < 0) throw ErrnoError(env, {errno, "sendmsg", ""});
   if (n != 1) throw ErrnoError(env, EIO, "sendmsg");
   return env.Undefined();
 }
@@ -159,7 +159,7 @@ Napi::Value RecvFds(const Napi::CallbackInfo& info) {
     n = recvmsg(sock, &msg, flags);
   } while (n < 0 && errno == EINTR);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return env.Null();
-  if (n < 0) throw ErrnoError(env, errno, "recvmsg");
+  if (n < 0) throw ErrnoError(env, {errno, "recvmsg", ""});
 
   // Take ownership of whatever arrived before deciding anything, so that every path out closes it.
   std::vector<UniqueFd> received;
@@ -177,7 +177,7 @@ Napi::Value RecvFds(const Napi::CallbackInfo& info) {
     }
   }
   for (auto& fd : received) {
-    if (!SetCloexec(fd.get())) throw ErrnoError(env, errno, "fcntl");
+    if (!SetCloexec(fd.get())) throw ErrnoError(env, {errno, "fcntl", ""});
   }
   if (msg.msg_flags & MSG_CTRUNC) throw ErrnoError(env, EMSGSIZE, "recvmsg");
   if (foreign) throw ErrnoError(env, EPROTO, "recvmsg");

@@ -6,6 +6,7 @@
 import type { Argv } from 'yargs';
 
 import type { Context } from '../cli';
+import type { ConfineRequest } from '../confine/request';
 
 export function builder(y: Argv): Argv {
   return y
@@ -184,21 +185,13 @@ export function splitArgs(args: string[]): { own: string[]; rest: string[] } {
   return { own: args.slice(0, Math.min(i, args.length)), rest: args.slice(Math.min(i, args.length)) };
 }
 
-export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { confine } = require('../confine/run') as typeof import('../confine/run');
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { usageError } = require('../errors') as typeof import('../errors');
-  const [given, ...rest] = ctx.rest ?? [];
-  let command = given;
-  // --explain says what confine would do, with or without CMD, and runs nothing (hardening).
-  const explain = Boolean(args.explain);
-  // --preset NAME without CMD runs the preset's command (src/confine/presets.ts).
-  if (command === undefined && typeof args.preset === 'string' && args.preset !== 'none') {
-    command = (require('../confine/presets') as typeof import('../confine/presets')).getPreset(args.preset).command;
-  }
-  if (command === undefined && !explain) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
-  return (explain ? (require('../confine/explain') as typeof import('../confine/explain')).explain : confine)({
+/**
+ * yargs' answer as the one typed request confine takes (src/confine/request.ts). The only place
+ * that reads yargs' keys: a repeated option that takes one value is a usage error here.
+ */
+export function toRequest(args: Record<string, unknown>, ctx: Context, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ConfineRequest {
+  const [command, ...rest] = ctx.rest ?? [];
+  return {
     program: ctx.program,
     command: command ?? '',
     args: rest,
@@ -209,8 +202,30 @@ export async function run(args: Record<string, unknown>, ctx: Context): Promise<
     noIgnore: Boolean(args['no-ignore']),
     rm: Boolean(args.rm),
     verbose: Boolean(args.verbose),
-    cwd: process.cwd(),
-    env: process.env,
-    flags: args,
-  });
+    cwd,
+    env,
+    keepEnv: list(args['keep-env']),
+    noNetwork: Boolean(args['no-network']),
+    landlockOnly: Boolean(args['landlock-only']),
+    headless: Boolean(args.headless),
+    jail: single(args.jail, '--jail'),
+    mounts: list(args.mount),
+    preset: single(args.preset, '--preset'),
+    wait: false,
+  };
+}
+
+export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { usageError } = require('../errors') as typeof import('../errors');
+  const request = toRequest(args, ctx);
+  // --explain says what confine would do, with or without CMD, and runs nothing (hardening).
+  const explain = Boolean(args.explain);
+  // --preset NAME without CMD runs the preset's command (src/confine/presets.ts).
+  if (request.command === '' && request.preset !== undefined && request.preset !== 'none' && (ctx.rest ?? []).length === 0) {
+    request.command = (require('../confine/presets') as typeof import('../confine/presets')).getPreset(request.preset).command;
+  }
+  if ((ctx.rest ?? []).length === 0 && request.command === '' && !explain) throw usageError('name the command to run: confine [options] [--] CMD [ARGS…]');
+  if (explain) return (require('../confine/explain') as typeof import('../confine/explain')).explain(request);
+  return (require('../confine/run') as typeof import('../confine/run')).confine(request);
 }

@@ -5,17 +5,20 @@
 // A name looks secret when, upper-cased, it
 //   - contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, API_KEY, APIKEY,
 //     PRIVATE_KEY, PRIVATEKEY, ACCESS_KEY, SECRET_KEY, CLIENT_KEY, SIGNING_KEY, SESSION_KEY,
-//     AUTH_KEY, COOKIE, WEBHOOK or CONNECTION_STRING;
-//   - has AUTH, PAT, KEY, KEYS, PASS, PWD or DSN as one of its `_`-separated words (npm's
-//     `npm_config__auth`, `GH_PAT`, `STRIPE_KEY`, `SMTP_PASS`, `DB_PWD`, `SENTRY_DSN`; not
-//     GIT_AUTHOR_NAME nor PATH; PWD and OLDPWD are kept by name below);
+//     AUTH_KEY, COOKIE, WEBHOOK, CONNECTION_STRING or SSHPASS (sshpass -e);
+//   - has AUTH, PAT, KEY, KEYS, PASS, PWD, PW or DSN as one of its `_`-separated words (npm's
+//     `npm_config__auth`, `GH_PAT`, `STRIPE_KEY`, `SMTP_PASS`, `DB_PWD`, `LDAP_PW`,
+//     `SENTRY_DSN`; not GIT_AUTHOR_NAME nor PATH; PWD and OLDPWD are kept by name below);
 //   - starts with AWS_, GH_, GITHUB_, GITLAB_, NPM_TOKEN, AZURE_, VAULT_, OP_SESSION_
-//     (1Password's CLI) or DIGITALOCEAN_: every variable of those tools, ids included.
+//     (1Password's CLI), BW_SESSION (Bitwarden's) or DIGITALOCEAN_: every variable of those
+//     tools, ids included.
 //   A service's settings that are not secrets stay (ANTHROPIC_BASE_URL, HF_HOME), its keys go
 //   (ANTHROPIC_API_KEY, HF_TOKEN).
-// or its value looks like a credential: a URL with a password in it (scheme://user:pass@host),
-// or a token in a well-known format (ghp_…, github_pat_…, glpat-…, xoxb-…, sk-…, AKIA…, npm_…,
-// Stripe's sk_live_…, a JWT eyJ….eyJ….…).
+// or its value looks like a credential: a URL with a password in it (scheme://user:pass@host,
+// or user:pass@host without a scheme), a user:password pair (the password with a letter and a
+// digit or sign in it; not host:port, not a list in a *PATH, *DIRS or LANGUAGE variable), a PEM
+// or PGP private key, or a token in a well-known format (ghp_…, github_pat_…, glpat-…, xoxb-…,
+// sk-…, AKIA…, npm_…, Stripe's sk_live_…, a JWT eyJ….eyJ….…).
 // SSH_AUTH_SOCK and GPG_AGENT_INFO name agents that sign with the user's keys: removed too.
 //
 // `keep` (from `-e NAME`, and from presets for an agent's own key) keeps a variable whatever it
@@ -42,10 +45,11 @@ export const SECRET_SUBSTRINGS: readonly string[] = [
   'COOKIE',
   'WEBHOOK',
   'CONNECTION_STRING',
+  'SSHPASS',
 ];
 
 /** Whole `_`-separated words of a name that make it look secret. */
-export const SECRET_WORDS: readonly string[] = ['AUTH', 'PAT', 'KEY', 'KEYS', 'PASS', 'PWD', 'DSN'];
+export const SECRET_WORDS: readonly string[] = ['AUTH', 'PAT', 'KEY', 'KEYS', 'PASS', 'PWD', 'PW', 'DSN'];
 
 /** Prefixes of a name that make it look secret: the variables of services and clouds. */
 export const SECRET_PREFIXES: readonly string[] = [
@@ -57,6 +61,7 @@ export const SECRET_PREFIXES: readonly string[] = [
   'AZURE_',
   'VAULT_',
   'OP_SESSION_',
+  'BW_SESSION',
   'DIGITALOCEAN_',
 ];
 
@@ -76,7 +81,22 @@ const SECRET_VALUES: readonly RegExp[] = [
   /^npm_[A-Za-z0-9]{36}$/, // npm
   /^[sr]k_(live|test)_[A-Za-z0-9]{16,}/, // Stripe secret and restricted keys
   /^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+/, // a JWT: a bearer token
+  /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----/, // PEM (RSA, EC, OPENSSH, ENCRYPTED) or PGP
+  /^[^\s:/@]+:[^\s/@]+@[^\s/@]+$/, // user:password@host, no scheme (a proxy setting)
 ];
+
+/**
+ * user:password: a name, a colon, and a password of six or more characters with a letter and a
+ * digit or sign in it, no space, slash or second colon. Not host:port (digits), nor a list of
+ * words (ignoredups:erasedups), nor one in a variable that holds lists of paths or languages.
+ */
+function userPasswordPair(name: string, value: string): boolean {
+  if (/PATH|DIRS|LANGUAGE/.test(name)) return false;
+  const m = /^([A-Za-z0-9._%+-]{1,64}):([^\s:/@]{6,})$/.exec(value);
+  if (!m) return false;
+  const pw = m[2];
+  return /[A-Za-z]/.test(pw) && /[^A-Za-z]/.test(pw) && !/^\d+$/.test(pw);
+}
 
 /** Why a variable looks secret (a short phrase), or undefined if it does not. */
 export function secretReason(name: string, value: string | undefined): string | undefined {
@@ -90,7 +110,7 @@ export function secretReason(name: string, value: string | undefined): string | 
   if (word) return `name has the word ${word}`;
   const prefix = SECRET_PREFIXES.find((p) => upper.startsWith(p));
   if (prefix) return `name starts with ${prefix}`;
-  if (value !== undefined && SECRET_VALUES.some((re) => re.test(value))) return 'value looks like a credential';
+  if (value !== undefined && (SECRET_VALUES.some((re) => re.test(value)) || userPasswordPair(upper, value))) return 'value looks like a credential';
   return undefined;
 }
 

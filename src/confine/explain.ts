@@ -8,7 +8,7 @@ import * as path from 'node:path';
 
 import { ArbError, formatError } from '../errors';
 import { filterEnvironment } from './environment';
-import { Hardening, hardeningOf } from './hardening';
+import type { Hardening } from './hardening';
 import { rightNames, scopeNames } from './landlock';
 import type { Grant } from './policy';
 import type { ConfineOptions, ConfinePlan } from './run';
@@ -30,10 +30,10 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   const command = options.command ? [options.command, ...options.args].join(' ') : undefined;
   out.push(`${options.program} --explain: what ${command ? `\`${command}\`` : 'a command'} would get here; nothing was run.`);
   out.push('');
-  const jail = options.flags.jail;
-  if (jail !== undefined && jail !== 'landlock') out.push(`Jail:      ${String(jail)} (what follows is what confine grants; that jail enforces it, not Landlock)`);
+  const jail = plan.jail;
+  if (jail !== 'landlock') out.push(`Jail:      ${jail} (what follows is what confine grants; that jail enforces it${jail === 'bwrap' ? ', with Landlock inside' : ', not Landlock'})`);
   out.push(options.dir !== undefined ? `Works in:  ${plan.dir} itself (-d)` : `Works in:  a new fork of ${plan.dir}, made next to it (${path.basename(plan.dir)}.N)`);
-  if (command && plan.file) out.push(`Runs:      ${plan.file}${ns ? ', waiting for it (namespaces)' : ''}`);
+  if (command && plan.file) out.push(`Runs:      ${plan.file}${ns ? ' (confine stays outside the namespaces as their reaper)' : ''}`);
 
   out.push('');
   out.push(`Layers this kernel (Linux ${os.release()}) enforces:`);
@@ -103,9 +103,7 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
 }
 
 function listKeep(options: ConfineOptions, plan: ConfinePlan): string[] {
-  const v = options.flags['keep-env'];
-  const given = v === undefined ? [] : (Array.isArray(v) ? v : [v]).map(String);
-  return [...given, ...plan.keepEnv];
+  return [...options.keepEnv, ...plan.keepEnv];
 }
 
 /**
@@ -115,20 +113,16 @@ function listKeep(options: ConfineOptions, plan: ConfinePlan): string[] {
 export async function explain(options: ConfineOptions): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const run = require('./run') as typeof import('./run');
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { jailSteps } = require('./jail') as typeof import('./jail');
-  // Confine's own steps for the jail asked for, but those that fork, start the broker's server
-  // or choose how to run: what they would grant is said, nothing is made or started.
-  const skip = new Set(['fork', 'broker', 'wait', 'library-wait', ...(options.command === '' ? ['command'] : [])]);
-  const steps = jailSteps(options, run.STEPS).filter((s) => !skip.has(s.name));
+  // Confine's own plan for the jail asked for, but what forks, starts the broker's server or
+  // chooses how to run: what they would grant is said, nothing is made or started.
   let plan: ConfinePlan;
   try {
-    plan = await run.buildPlan(options, steps);
+    plan = await run.planConfine(options, 'explain');
   } catch (err) {
     if (!(err instanceof ArbError) || err.code === 'ARB_USAGE') throw err;
     fs.writeSync(1, `${options.program} --explain: confine would refuse to run here, and runs nothing unconfined:\n  ${formatError(options.program, err)}\n`);
     return 1;
   }
-  fs.writeSync(1, `${describe(plan, hardeningOf(plan), options).join('\n')}\n`);
+  fs.writeSync(1, `${describe(plan, plan.hardening, options).join('\n')}\n`);
   return 0;
 }

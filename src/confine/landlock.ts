@@ -1,6 +1,6 @@
 // Landlock, decided here: which rights each ABI knows, what a grant of the policy becomes, and
 // what a kernel without (enough) Landlock means. Nothing here touches the kernel but
-// readLandlockAbi; the ruleset is applied by the addon (native/linux/landlock_exec.cc).
+// readLandlockAbi; the ruleset is applied by the launcher (native/launcher/landlock.cc).
 //
 // The rights are spelled out from the kernel's UAPI (include/uapi/linux/landlock.h) rather than
 // taken from the system's headers, which lag the running kernel (Debian 12's stop at ABI 2).

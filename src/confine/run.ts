@@ -1,45 +1,38 @@
-// arb confine, from options to a running command, in two halves: buildPlan makes a ConfinePlan
-// in steps (each a small function that reads the options and adds to the plan), and runPlan
-// carries it out. Hardening (environment, namespaces, seccomp), other jails and the broker each
-// add a step to STEPS rather than change the others.
+// arb confine, from request to running command, in one pass. confine() checks the request
+// (usage errors before anything is made), then the plan of the chosen jail (landlockJail,
+// bwrapJail, seatbeltJail, noJail: each an explicit list of the shared helpers below, in
+// order), then runs it (runPlan).
 //
-// Two ways to run. Exec mode (the default): confine becomes the command, in one native call that
-// applies Landlock and calls execve, so the command has confine's pid and its status is
-// confine's. Wait mode (--rm, namespaces, the broker): a child is confined and exec'd, confine
-// forwards signals, waits, cleans up and exits as the command did (128+N for signal N).
+// Two ways to run. Exec (the landlock jail's default): confine becomes the launcher
+// (native/launcher/, src/confine/launch.ts), which applies namespaces, mounts, Landlock and
+// seccomp and execs the command, so the command has confine's pid and its status is confine's.
+// Wait (--rm, namespaces, the broker, the library, and every other jail): confine spawns the
+// launcher (inside bwrap for --jail bwrap), sandbox-exec or the command, passes signals on,
+// waits, cleans up and exits as the command did (128+N for signal N): src/confine/wait.ts.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ArbError, systemError, usageError } from '../errors';
 import * as native from '../native';
-import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
-import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
+import type { NamespacePlanSpec, SeccompPlanSpec } from '../native';
 import { removeTree } from '../fork/remove';
+import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
+import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
+import { JailName, NO_JAIL_WARNING, chooseJail } from './jail';
+import { LandlockRuleset, buildRuleset, netRights, readLandlockAbi, rightNames, scopeNames } from './landlock';
+import type { FailureMessage, LaunchPlan } from './launch';
+import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
+import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
+import { MountSpec, checkMountSources, parseMounts } from './mounts';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
-import { environmentScrubStep, hardeningStep } from './hardening';
+import type { ResolvedPreset } from './presets';
+import type { ConfineRequest } from './request';
+import type { Ended } from './wait';
 
-/** What the command line asked for. */
-export interface ConfineOptions {
-  /** How messages are prefixed: "arb confine" or "confine". */
-  program: string;
-  command: string;
-  args: string[];
-  /** -d DIR: run in DIR itself, no fork. */
-  dir?: string;
-  /** -w PATH, -r PATH (as given; resolved against cwd). */
-  write: string[];
-  read: string[];
-  /** -n NAME, --no-ignore: how the fork is made. */
-  name?: string;
-  noIgnore: boolean;
-  rm: boolean;
-  verbose: boolean;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  /** Every option parsed, for steps that add their own (--no-network, --jail, …). */
-  flags: Record<string, unknown>;
-}
+export type { ConfineRequest } from './request';
+/** The request, under the name the plan's field has (plan.options). */
+export type ConfineOptions = ConfineRequest;
 
 /** A fork confine made, as src/fork/fork.ts reports it. */
 export interface ForkMade {
@@ -49,7 +42,12 @@ export interface ForkMade {
 }
 
 export interface ConfinePlan {
-  readonly options: ConfineOptions;
+  /** What was asked (src/confine/request.ts). */
+  readonly options: ConfineRequest;
+  /** The jail that runs the command (checked against the platform first). */
+  jail: JailName;
+  /** --mount, parsed (bwrap only). */
+  mounts: MountSpec[];
   /** The directory the command works in: the fork, or -d DIR (resolved). */
   dir: string;
   /** Set once confine has made a fork; removed again if a later step fails. */
@@ -64,21 +62,26 @@ export interface ConfinePlan {
   /** The home directory `~` means ($HOME, else the user's), and every home to protect. */
   home: string;
   homes: string[];
-  /** Writable paths steps add beyond the defaults and -w (e.g. the broker's socket directory). */
+  /** The preset that applies (--preset, or by the command's name). */
+  preset?: ResolvedPreset;
+  /** Writable paths helpers add beyond the defaults and -w (e.g. the broker's socket directory). */
   extraWritable: { path: string; why: string; sockets?: boolean }[];
-  /** What the command may read and write (policy step). */
+  /** What the command may read and write. */
   policy?: Policy;
-  /** Landlock's ABI and the ruleset (ruleset step). */
+  /** Landlock's ABI and the ruleset (landlock and bwrap jails). */
   abi: number;
   landlock?: LandlockRuleset;
-  /** Hardening layers, set by their steps; namespaces need wait mode. */
+  /** What hardenLinux decided: namespaces and the mount plan, seccomp, the network. */
+  hardening?: Hardening;
+  /** Where the launcher finds the namespaces do not work: Landlock alone, as planned (launch.ts). */
+  fallback?: import('./launch').Fallback;
   namespaces?: NamespacePlanSpec;
   seccomp?: SeccompPlanSpec;
-  /** --no-network: Landlock handles TCP too (where namespaces cannot take the network away). */
+  /** --no-network without a network namespace: Landlock handles TCP too. */
   denyNetwork: boolean;
   /** Descriptors the command keeps besides 0, 1, 2. */
   keepFds: number[];
-  /** Why confine waits rather than becoming the command; empty: exec mode. */
+  /** Why confine waits rather than becoming the command; empty: exec. */
   waitReasons: string[];
   rm: boolean;
   /** Lines -v prints before the command runs. */
@@ -87,22 +90,186 @@ export interface ConfinePlan {
   warnings: string[];
   /** Wait mode: run before the child starts, and after it ends (before --rm removes the fork). */
   beforeStart: (() => Promise<void> | void)[];
-  afterExit: ((result: WaitResult) => Promise<void> | void)[];
-  /** A jail other than Landlock runs the plan itself (--jail bwrap, none) and returns the status. */
+  afterExit: ((result: Ended) => Promise<void> | void)[];
+  /** How a waiting jail runs the plan and returns the status (bwrap, seatbelt, none). */
   runner?: (plan: ConfinePlan) => Promise<number>;
 }
 
+/** A helper that adds to the plan (the broker's is one: src/confine/broker/step.ts). */
 export type ConfineStep = (plan: ConfinePlan) => void | Promise<void>;
 
-// --- steps ------------------------------------------------------------------------------------
+/** Planning to run, or to explain (--explain: nothing forked, started or run). */
+export type PlanMode = 'run' | 'explain';
 
-/** Landlock first: on a kernel that cannot confine, nothing is forked and nothing runs. */
-export const landlockAbiStep: ConfineStep = (plan) => {
+// --- confine ------------------------------------------------------------------------------------
+
+/** The whole of arb confine: check, plan, run. */
+export async function confine(request: ConfineRequest): Promise<number> {
+  return runPlan(await planConfine(request, 'run'));
+}
+
+/**
+ * The plan for a request: the usage errors first (nothing made), then the chosen jail's plan. If
+ * a helper fails after a fork was made, the fork and its base are removed.
+ */
+export async function planConfine(request: ConfineRequest, mode: PlanMode, platform: NodeJS.Platform = process.platform): Promise<ConfinePlan> {
+  const { jail, mounts } = checkRequest(request, platform);
+  const plan = newPlan(request, jail, mounts);
+  try {
+    if (jail === 'landlock') await landlockJail(plan, mode);
+    else if (jail === 'bwrap') await bwrapJail(plan, mode);
+    else if (jail === 'seatbelt') await seatbeltJail(plan, mode);
+    else await noJail(plan, mode);
+  } catch (err) {
+    if (plan.fork) removeFork(plan.fork);
+    throw err;
+  }
+  return plan;
+}
+
+/**
+ * Usage errors, before anything is made: the jail against the platform, --mount specs (and that
+ * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot.
+ */
+export function checkRequest(request: ConfineRequest, platform: NodeJS.Platform = process.platform): { jail: JailName; mounts: MountSpec[] } {
+  const mounts = parseMounts(request.mounts);
+  const jail = chooseJail(request.jail, mounts, platform);
+  if (request.preset !== undefined && request.preset !== 'none') {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    (require('./presets') as typeof import('./presets')).getPreset(request.preset);
+  }
+  for (const name of request.keepEnv) {
+    const bad = checkKeepName(name);
+    if (bad) throw usageError(bad);
+  }
+  if (request.rm && request.dir !== undefined) throw usageError('--rm removes the fork confine makes; with -d there is none, and the directory is kept');
+  if (request.noNetwork && jail !== 'landlock' && jail !== 'bwrap') throw usageError(`--no-network needs the landlock or bwrap jail (given: --jail ${jail})`);
+  return { jail, mounts };
+}
+
+function newPlan(options: ConfineRequest, jail: JailName, mounts: MountSpec[]): ConfinePlan {
+  return {
+    options,
+    jail,
+    mounts,
+    dir: options.cwd,
+    file: '',
+    argv: [],
+    env: {},
+    keepEnv: [],
+    home: '',
+    homes: [],
+    extraWritable: [],
+    abi: 0,
+    denyNetwork: false,
+    keepFds: [],
+    waitReasons: [],
+    rm: false,
+    notes: [],
+    warnings: [],
+    beforeStart: [],
+    afterExit: [],
+  };
+}
+
+// --- the jails: each one's plan, in order --------------------------------------------------------
+
+/**
+ * --jail landlock (Linux's default): the launcher makes the namespaces and the mount plan,
+ * restricts itself with Landlock and seccomp, and execs the command.
+ */
+export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  // Landlock first: on a kernel that cannot confine, nothing is forked and nothing runs.
   plan.abi = readLandlockAbi(native.landlockAbi, plan.options.env);
-};
+  // --explain asks the kernel now whether the namespaces work (the launcher tries them while
+  // confine plans the rest). To run, the launcher asks it itself, just before it makes them
+  // (a fork of its own, cheap), and falls back to what hardenLinux planned for Landlock alone.
+  const probes = mode === 'explain' ? startProbes(probeInput(plan)) : undefined;
+  probes?.catch(() => {});
+  await commonPlan(plan, mode);
+  grantPresetPaths(plan);
+  makePolicy(plan);
+  if (mode === 'run') makeRunLaterDirs(plan);
+  hardenLinux(plan, probes ? await probes : undefined);
+  makeRuleset(plan);
+  decideWait(plan);
+}
+
+/**
+ * --jail bwrap: bubblewrap makes the namespaces from the same mount plan, and runs the launcher,
+ * which applies the same Landlock ruleset and seccomp filter inside before it execs the command.
+ */
+export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const bwrap = require('./bwrap') as typeof import('./bwrap');
+  // bwrap is there and every --mount source exists, before anything is forked. A missing bwrap
+  // is an error naming the package, never a reason to run the command without the jail.
+  const program = bwrap.findBwrap(process.env.PATH);
+  checkMountSources(plan.mounts);
+  plan.abi = readLandlockAbi(native.landlockAbi, plan.options.env);
+  await commonPlan(plan, mode);
+  grantPresetPaths(plan);
+  makePolicy(plan);
+  if (mode === 'run') makeRunLaterDirs(plan);
+  // bubblewrap makes the namespaces (nothing to probe); seccomp is asked.
+  hardenLinux(plan, { namespaces: () => ({ ok: true }), seccomp: () => native.seccompAvailable() });
+  makeRuleset(plan);
+  // What the user mounted, Landlock lets the command use as asked.
+  plan.landlock?.rules.push(...bwrap.mountRules(plan.mounts, plan.abi));
+  runUnderBwrap(plan, program);
+  decideWait(plan);
+}
+
+/** --jail seatbelt (macOS's default): sandbox-exec with a profile made from the same grants. */
+export async function seatbeltJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  await commonPlan(plan, mode);
+  grantPresetPaths(plan);
+  makePolicy(plan);
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  (require('./seatbelt') as typeof import('./seatbelt')).seatbeltStep(plan);
+  decideWait(plan);
+}
+
+/** --jail none: no isolation, said loudly; the command runs as it is, in the fork. */
+export async function noJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  await commonPlan(plan, mode);
+  plan.warnings.push(NO_JAIL_WARNING);
+  // The command is not sandboxed: telling Claude Code it is would make it skip its own checks.
+  delete plan.env.CLAUDE_CODE_SANDBOXED;
+  plan.waitReasons.push('--jail none');
+  plan.runner = (p) => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { spawn } = require('node:child_process') as typeof import('node:child_process');
+    return runAndWait(waitable(p), () => spawn(p.file, p.argv.slice(1), { argv0: p.argv[0], cwd: p.dir, env: p.env, stdio: 'inherit' }));
+  };
+  decideWait(plan);
+}
+
+/**
+ * What every jail does first, in order: the homes to protect, the directory, the environment
+ * (with the preset's and -e's variables kept), the command (127/126 before anything is made),
+ * the fork, and the broker (which records the fork's git configuration, and changes PATH).
+ */
+async function commonPlan(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  findHomes(plan);
+  chooseDirectory(plan);
+  warnSensitiveGrants(plan);
+  makeEnvironment(plan);
+  choosePreset(plan);
+  scrubEnvironment(plan);
+  if (mode === 'run' || plan.options.command !== '') findCommand(plan);
+  if (mode === 'explain') return;
+  await makeFork(plan);
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  await (require('./broker/step') as typeof import('./broker/step')).brokerStep(plan);
+}
+
+// --- the helpers, in the order the jails call them -----------------------------------------------
 
 /** The homes to protect: the user's (password database) and $HOME, when they differ. */
-export const homesStep: ConfineStep = (plan) => {
+export function findHomes(plan: ConfinePlan): void {
   const envHome = plan.options.env.HOME;
   let userHome: string | undefined;
   try {
@@ -123,10 +290,10 @@ export const homesStep: ConfineStep = (plan) => {
       hint: 'set HOME to a directory of its own',
     });
   }
-};
+}
 
 /** -d DIR, or the working directory to fork; never one that holds a home directory. */
-export const directoryStep: ConfineStep = (plan) => {
+export function chooseDirectory(plan: ConfinePlan): void {
   const { options } = plan;
   const given = options.dir ?? options.cwd;
   const what = options.dir !== undefined ? `-d ${options.dir}` : 'the working directory';
@@ -149,19 +316,81 @@ export const directoryStep: ConfineStep = (plan) => {
     );
   }
   plan.dir = real;
-};
+}
+
+/** Places whose grant gives away what confine exists to keep: said on stderr when -w, -r or -d names one. */
+const SENSITIVE: readonly { rel: string; what: string }[] = [
+  { rel: '.ssh', what: 'your SSH keys' },
+  { rel: '.gnupg', what: 'your GnuPG keys and the socket of gpg-agent, which signs and decrypts with them' },
+  { rel: '.aws', what: 'your AWS credentials' },
+];
+
+/**
+ * -w, -r or -d of ~/.ssh, ~/.gnupg, ~/.aws or $XDG_RUNTIME_DIR (or a path in or around one) is
+ * the user's choice, but one that hands the command what confine keeps from it: said every time.
+ */
+export function warnSensitiveGrants(plan: ConfinePlan): void {
+  const { options } = plan;
+  const abs = (p: string) => {
+    const full = path.resolve(options.cwd, p === '~' ? plan.home : p.startsWith('~/') ? path.join(plan.home, p.slice(2)) : p);
+    return nodeFs.realpath(full) ?? full;
+  };
+  const places: { path: string; what: string }[] = [];
+  for (const h of plan.homes) for (const s of SENSITIVE) places.push({ path: path.join(h, s.rel), what: s.what });
+  const runtime = options.env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) {
+    places.push({ path: nodeFs.realpath(runtime) ?? runtime, what: 'the sockets of your session (D-Bus, gpg-agent, systemd --user), through which a program can run anything outside confine' });
+  }
+  const given: [string, string, string][] = [
+    ...options.write.map((p): [string, string, string] => ['-w', p, 'read and change']),
+    ...options.read.map((p): [string, string, string] => ['-r', p, 'read']),
+    ...(options.dir !== undefined ? [['-d', options.dir, 'read and change'] as [string, string, string]] : []),
+  ];
+  for (const [flag, p, can] of given) {
+    const a = abs(p);
+    for (const place of places) {
+      if (isInside(a, place.path) || isInside(place.path, a)) {
+        plan.warnings.push(`${flag} ${p}: the command can ${can} ${place.what} (${place.path}); only grant it if you trust the command with them`);
+      }
+    }
+  }
+}
 
 /** The environment the command gets: confine's, and CLAUDE_CODE_SANDBOXED=1. */
-export const environmentStep: ConfineStep = (plan) => {
+export function makeEnvironment(plan: ConfinePlan): void {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(plan.options.env)) if (v !== undefined) env[k] = v;
   // Claude Code then trusts the directory without asking, which would write ~/.claude.json.
   env.CLAUDE_CODE_SANDBOXED = '1';
   plan.env = env;
-};
+}
+
+/**
+ * The preset (--preset, or the one named like the command): the agent's own key is kept, and
+ * confine says what it grants.
+ */
+export function choosePreset(plan: ConfinePlan): void {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  const preset = presets.choosePreset(plan.options.preset, plan.options.command, plan.home, plan.env);
+  if (!preset) return;
+  plan.preset = preset;
+  plan.keepEnv.push(...preset.keepEnv);
+  plan.warnings.push(presets.presetNote(preset, plan.home));
+}
+
+/**
+ * Variables that look secret leave the command's environment, but those named with -e NAME and
+ * those the preset keeps. -v says which went.
+ */
+export function scrubEnvironment(plan: ConfinePlan): void {
+  const result = filterEnvironment(plan.env, [...plan.options.keepEnv, ...plan.keepEnv]);
+  plan.env = result.env;
+  plan.notes.push(...describeEnvironment(result));
+}
 
 /** 127/126 as a shell gives them, decided before anything is made. */
-export const commandStep: ConfineStep = (plan) => {
+export function findCommand(plan: ConfinePlan): void {
   const found = resolveCommand(plan.options.command, plan.dir, plan.env.PATH);
   if ('error' in found) {
     throw new ArbError(found.error === 'not-found' ? 'ARB_COMMAND_NOT_FOUND' : 'ARB_COMMAND_NOT_EXECUTABLE', found.message, {
@@ -170,10 +399,13 @@ export const commandStep: ConfineStep = (plan) => {
   }
   plan.file = found.file;
   plan.argv = [plan.options.command, ...plan.options.args];
-};
+}
+
+/** The broker calls it again once it changed PATH. */
+export const commandStep: ConfineStep = (plan) => findCommand(plan);
 
 /** Forks the directory as `arb fork` does, unless -d; says where on stderr. */
-export const forkStep: ConfineStep = async (plan) => {
+export async function makeFork(plan: ConfinePlan): Promise<void> {
   const { options } = plan;
   if (options.dir !== undefined) return;
   // Loaded only when forking: it brings the clone engine and private git.
@@ -190,11 +422,27 @@ export const forkStep: ConfineStep = async (plan) => {
   plan.dir = fs.realpathSync.native(made.fork);
   say(plan, `forked ${made.source} to ${made.fork}`);
   // A relative command or PATH entry now means the fork.
-  commandStep(plan);
-};
+  findCommand(plan);
+}
+
+/**
+ * Once the command was found and the fork made: the preset's directories are made if missing (a
+ * jail grants only what exists, and an agent run for the first time must keep its state), then
+ * granted.
+ */
+export function grantPresetPaths(plan: ConfinePlan): void {
+  const preset = plan.preset;
+  if (!preset) return;
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  presets.ensurePresetDirs(preset, plan.home);
+  for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  // Read-only config that is not there is simply not granted (it is not the user's -r).
+  for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
+}
 
 /** What the command may read and write. */
-export const policyStep: ConfineStep = (plan) => {
+export function makePolicy(plan: ConfinePlan): void {
   const { options } = plan;
   // A ~ that reached us unexpanded (quoted, or after -w=) means the home directory, as in a shell.
   const abs = (p: string) => path.resolve(options.cwd, p === '~' ? plan.home : p.startsWith('~/') ? path.join(plan.home, p.slice(2)) : p);
@@ -228,7 +476,7 @@ export const policyStep: ConfineStep = (plan) => {
       });
     }
   }
-};
+}
 
 /** The interpreter a script names on its #! line (absolute), if it has one. */
 export function interpreterOf(file: string): string | undefined {
@@ -248,81 +496,172 @@ export function interpreterOf(file: string): string | undefined {
   return m?.[1];
 }
 
-/** The Landlock ruleset from the grants. */
-export const rulesetStep: ConfineStep = (plan) => {
-  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the ruleset step needs the policy step first');
-  plan.landlock = buildRuleset(plan.policy.grants, plan.abi, { denyNetwork: plan.denyNetwork });
-};
-
-/** --rm waits for the command (and the steps above may have asked to wait too). */
-export const waitStep: ConfineStep = (plan) => {
-  if (plan.options.rm) {
-    if (plan.options.dir !== undefined) throw usageError('--rm removes the fork confine makes; with -d there is none, and the directory is kept');
-    plan.rm = true;
-    plan.waitReasons.push('--rm');
-  }
-  if (plan.namespaces) plan.waitReasons.push('namespaces');
-};
+/**
+ * The directories of the caches table (src/confine/caches.ts) that do not exist yet are made,
+ * empty, inside the writable caches, so the mount plan can keep them read-only.
+ */
+export function makeRunLaterDirs(plan: ConfinePlan): void {
+  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'making the caches\' directories needs the policy first');
+  const writable = plan.policy.grants.filter((g) => g.access === 'write').map((g) => g.path);
+  const made = makeRunLaterDirsIn(runLaterPaths(plan.homes, plan.options.env), writable, plan.dir);
+  for (const d of made) plan.notes.push(`made ${d} (empty), to keep it read-only: what runs later from a cache`);
+}
 
 /**
- * The steps, in order. A step that needs another's result comes after it; a step added by
- * hardening, a jail or the broker goes where its comment says.
+ * Namespaces and the mount plan, seccomp and --no-network, for both Linux jails (before the
+ * ruleset, which reads plan.denyNetwork). Landlock alone is said once on stderr; the details go
+ * to -v.
  */
-export const STEPS: { name: string; run: ConfineStep }[] = [
-  { name: 'landlock-abi', run: landlockAbiStep },
-  { name: 'homes', run: homesStep },
-  { name: 'directory', run: directoryStep },
-  { name: 'environment', run: environmentStep },
-  // Steps that change the environment (scrubbing, the broker's PATH) go here, before the
-  // command is looked up on PATH.
-  { name: 'scrub-environment', run: environmentScrubStep },
-  { name: 'command', run: commandStep },
-  { name: 'fork', run: forkStep },
-  // Steps that add writable paths (plan.extraWritable) go here, before the policy.
-  // The broker (asking to run gh outside): after the fork, whose git configuration it records.
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  { name: 'broker', run: (plan) => (require('./broker/step') as typeof import('./broker/step')).brokerStep(plan) },
-  { name: 'policy', run: policyStep },
-  // Namespaces, seccomp and --no-network: before the ruleset, which reads plan.denyNetwork.
-  { name: 'hardening', run: hardeningStep },
-  { name: 'ruleset', run: rulesetStep },
-  // Namespaces and seccomp (plan.namespaces, plan.seccomp) go here.
-  { name: 'wait', run: waitStep },
-];
+export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
+  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the hardening needs the policy first');
+  const input: HardeningInput = {
+    jail: plan.jail === 'bwrap' ? 'bwrap' : 'landlock',
+    grants: plan.policy.grants,
+    homes: plan.homes,
+    env: plan.options.env,
+    noNetwork: plan.options.noNetwork,
+    landlockOnly: plan.options.landlockOnly,
+    abi: plan.abi,
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+    terminal: ownTerminal(),
+    dir: plan.dir,
+    neighbours: plan.fork ? forkNeighbours(plan.fork) : undefined,
+    keepUnderRun: keepUnderRunPaths(),
+    runLater: runLaterPaths(plan.homes, plan.options.env),
+  };
+  const seccomp = probes?.seccomp() ?? native.seccompAvailable();
+  const h = planHardening(input, probes ?? { namespaces: () => ({ ok: true }), seccomp: () => seccomp });
+  plan.hardening = h;
+  // Under bwrap the namespaces are bubblewrap's: the launcher inside makes none.
+  plan.namespaces = plan.jail === 'bwrap' ? undefined : h.namespaces;
+  plan.seccomp = h.seccomp;
+  if (h.landlockNet !== 0n) plan.denyNetwork = true;
+  plan.warnings.push(...h.warnings);
+  plan.notes.push(...h.details);
+  if (!probes && plan.namespaces) {
+    // What the launcher does where its probe finds the namespaces do not work: Landlock alone,
+    // as planned here with the failure's facts left for the launcher to fill in.
+    const failing: Probes = { namespaces: () => ({ ok: false, syscall: '{syscall}', path: '{path}', code: '{errno}' }), seccomp: () => seccomp };
+    try {
+      const alone = planHardening(input, failing);
+      plan.fallback = {
+        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
+        handledAccessNet: alone.landlockNet !== 0n ? netRights(plan.abi) : 0n,
+        denyNetwork: alone.seccomp?.denyNetwork ?? false,
+        text: alone.warnings.map((w) => `${plan.options.program}: ${w}`).join('\n'),
+      };
+    } catch (err) {
+      if (!(err instanceof ArbError)) throw err;
+      plan.fallback = {
+        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
+        handledAccessNet: 0n,
+        denyNetwork: false,
+        text: `${plan.options.program}: ${formatPlain(err)}`,
+        refuse: true,
+      };
+    }
+  }
+}
 
-export function emptyPlan(options: ConfineOptions): ConfinePlan {
-  return {
-    options,
-    dir: options.cwd,
-    file: '',
-    argv: [],
-    env: {},
-    keepEnv: [],
-    home: '',
-    homes: [],
-    extraWritable: [],
-    abi: 0,
-    denyNetwork: false,
-    keepFds: [],
-    waitReasons: [],
-    rm: false,
-    notes: [],
-    warnings: [],
-    beforeStart: [],
-    afterExit: [],
+/** What the probes depend on, known before anything is made. */
+function probeInput(plan: ConfinePlan): Parameters<typeof startProbes>[0] {
+  return { env: plan.options.env, landlockOnly: plan.options.landlockOnly, noNetwork: plan.options.noNetwork, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
+
+/** The Landlock ruleset from the grants. */
+export function makeRuleset(plan: ConfinePlan): void {
+  if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the ruleset needs the policy first');
+  plan.landlock = buildRuleset(plan.policy.grants, plan.abi, { denyNetwork: plan.denyNetwork });
+}
+
+/** The bwrap jail's runner: bwrap, with the mount plan, running the launcher. */
+function runUnderBwrap(plan: ConfinePlan, program: string): void {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const bwrap = require('./bwrap') as typeof import('./bwrap');
+  if (!plan.hardening) throw new ArbError('ARB_INTERNAL', 'the bwrap jail needs the hardening first');
+  const launcher = native.launcherPath();
+  const shape = { mounts: plan.hardening.mounts, userMounts: plan.mounts };
+  let real = plan.file;
+  try {
+    real = fs.realpathSync(plan.file);
+  } catch {
+    /* resolved already; keep the name */
+  }
+  for (const f of new Set([plan.file, real])) {
+    if (!bwrap.visibleInJail(f, shape)) {
+      throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${f}' in the bwrap jail: it is in a directory the jail hides (the home directory, /tmp or /run)`, {
+        exitCode: 126,
+        hint: `give its directory with -r ${path.dirname(f)}, or --mount ro:${path.dirname(f)}`,
+      });
+    }
+  }
+  const args = (launcherArgv: string[]) =>
+    bwrap.bwrapArgs({
+      dir: plan.dir,
+      homes: plan.homes,
+      ...shape,
+      root: bwrap.rootEntries(),
+      shareNetwork: !plan.options.noNetwork,
+      bindFiles: [launcher],
+      file: launcherArgv[0],
+      args: launcherArgv.slice(1),
+      statusFd: bwrap.STATUS_FD,
+    });
+  plan.waitReasons.push('the bwrap jail');
+  plan.notes.push(`bwrap jail: ${[program, ...args([launcher, '--plan-fd', '4', '--report-fd', '5'])].map(bwrap.shellQuote).join(' ')}`);
+  plan.runner = (p) => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const launch = require('./launch') as typeof import('./launch');
+    let status = '';
+    return runAndWait(
+      waitable(p),
+      () => {
+        const started = launch.spawnLauncher(launchPlanOf(p), { wrap: { file: program, fds: 1, args } });
+        started.wrapperFds[0]?.on('data', (chunk: Buffer) => {
+          status += chunk.toString('utf8');
+        });
+        return started;
+      },
+      {
+        failure: (err) => failureError(p, err),
+        interpret: (ended) => {
+          // bwrap reports the command's exit on its status descriptor; without that report it
+          // failed to set up the jail or to start the command, and has said why on stderr.
+          const exit = bwrap.exitCodeFromStatus(status);
+          if (exit !== undefined) return exit;
+          if (ended.signal !== null) return 128 + ended.signal;
+          const hints = [
+            'if it says user namespaces are not permitted, allow them (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap on Ubuntu 24.04) or use --jail landlock',
+          ];
+          if (p.mounts.length > 0) {
+            hints.push('if it cannot make a --mount destination, give one that exists, or one directly under /, /tmp or the home directory (the rest of the host is read-only)');
+          }
+          throw new ArbError('ARB_UNSUPPORTED', `bubblewrap could not set up the jail or start the command (bwrap exited ${ended.status}; its message is above)`, {
+            exitCode: ended.status === 0 || ended.status === null ? 1 : ended.status,
+            hint: hints.join('; '),
+          });
+        },
+      },
+    );
   };
 }
 
-/** Runs the steps; if one fails after a fork was made, the fork and its base are removed. */
-export async function buildPlan(options: ConfineOptions, steps = STEPS): Promise<ConfinePlan> {
-  const plan = emptyPlan(options);
-  try {
-    for (const step of steps) await step.run(plan);
-  } catch (err) {
-    if (plan.fork) removeFork(plan.fork);
-    throw err;
+/**
+ * Whether confine waits: --rm, the library (and the broker and the other jails, which said so);
+ * else it execs the launcher. With namespaces too: the launcher's own process then stays outside
+ * them as their reaper, passes signals on and exits as the command did.
+ */
+export function decideWait(plan: ConfinePlan): void {
+  if (plan.options.rm) {
+    plan.rm = true;
+    plan.waitReasons.push('--rm');
   }
-  return plan;
+  // Called as a library (src/index.ts): wait for the command, never become it, which would
+  // replace the caller's process.
+  if (plan.options.wait && plan.waitReasons.length === 0) plan.waitReasons.push('called as a library');
 }
 
 // --- the command ------------------------------------------------------------------------------
@@ -404,30 +743,50 @@ export function describePlan(plan: ConfinePlan): string[] {
   }
   for (const s of plan.policy?.skipped ?? []) lines.push(`  skip  ${tilde(plan, s.path)}: ${s.why}`);
   lines.push(...plan.notes);
-  const how = plan.waitReasons.length ? `waiting for it (${plan.waitReasons.join(', ')})` : 'as the command itself (execve)';
+  const how = plan.waitReasons.length
+    ? `waiting for it (${plan.waitReasons.join(', ')})`
+    : plan.namespaces
+      ? 'confine becoming its launcher (execve), which stays outside the namespaces as their reaper'
+      : 'as the command itself (execve)';
   lines.push(`running ${plan.file} in ${plan.dir}, ${how}`);
   return lines;
 }
 
-/** The spec the addon takes. */
-export function landlockSpec(plan: ConfinePlan): LandlockSpec {
-  const ll = plan.landlock;
-  if (!ll) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
+/** What the launcher (src/confine/launch.ts) is asked to do for the Landlock jail. */
+export function launchPlanOf(plan: ConfinePlan): LaunchPlan {
+  if (!plan.landlock) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
   return {
-    abi: ll.abi,
-    handledAccessFs: ll.handledAccessFs,
-    handledAccessNet: ll.handledAccessNet,
-    scoped: ll.scoped,
-    rules: ll.rules,
-    netRules: ll.netRules,
+    cwd: plan.dir,
     file: plan.file,
     argv: plan.argv,
-    env: Object.entries(plan.env).map(([k, v]) => `${k}=${v}`),
-    cwd: plan.dir,
+    env: plan.env,
     keepFds: plan.keepFds,
-    ...(plan.namespaces ? { namespaces: plan.namespaces } : {}),
-    ...(plan.seccomp ? { seccomp: plan.seccomp } : {}),
+    landlock: plan.landlock,
+    namespaces: plan.namespaces,
+    seccomp: plan.seccomp,
+    fallback: plan.fallback,
   };
+}
+
+/**
+ * What the launcher says if a step fails once confine has become it (nobody else is left to say
+ * it): the messages failureError gives, for the errors execve commonly meets, and one for any
+ * other step, with the launcher filling in the step, errno and path.
+ */
+export function failureMessages(plan: ConfinePlan): FailureMessage[] {
+  const fake = (syscall: string, code: string, p?: string) => Object.assign(new Error(`${syscall} failed`), { syscall, code, path: p });
+  const out: FailureMessage[] = [];
+  for (const code of ['ENOENT', 'EACCES', 'EPERM', 'ENOEXEC', 'ETXTBSY', 'ELOOP', 'ENOTDIR', 'EISDIR', 'E2BIG', 'ENOMEM']) {
+    const e = failureError(plan, fake('execve', code, plan.file));
+    out.push({ syscall: 'execve', errno: code, exitCode: e.exitCode, text: `${plan.options.program}: ${formatPlain(e)}` });
+  }
+  const program = plan.options.program;
+  out.push({ syscall: 'execve', errno: '*', exitCode: 126, text: `${program}: ${plan.options.command}: cannot run '${plan.file}' confined: {errno}` });
+  for (const syscall of ['open', 'landlock_add_rule']) {
+    out.push({ syscall, errno: '*', exitCode: 1, text: `${program}: cannot grant access to '{path}': {errno} ({syscall}): nothing was run` });
+  }
+  out.push({ syscall: '*', errno: '*', exitCode: 1, text: `${program}: cannot set up the confinement ({syscall}) for '{path}': {errno}: nothing was run` });
+  return out;
 }
 
 /** The error a failed exec or spawn becomes: 126 for execve (as a shell), 1 otherwise. */
@@ -456,92 +815,31 @@ export function removeFork(made: ForkMade): void {
   removeTree(made.base);
 }
 
-/** Signals confine passes on to the command in wait mode. */
-const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
-
-/**
- * A signal the terminal generates (Ctrl-C, Ctrl-\) goes to the whole foreground process group,
- * the command included: passing it on too would deliver it twice (and Claude Code exits on a
- * second Ctrl-C). So SIGINT and SIGQUIT are passed on only when confine's group is not the
- * terminal's foreground group, i.e. when someone sent them to confine alone.
- */
-function fromTerminal(sig: NodeJS.Signals): boolean {
-  if (sig !== 'SIGINT' && sig !== 'SIGQUIT') return false;
-  const t = native.terminalForeground();
-  return t.foreground >= 0 && t.foreground === t.pgrp;
-}
-
-/** Carries out the plan; resolves with confine's exit status (only in wait mode, or on error). */
+/** Carries out the plan; resolves with confine's exit status (only when waiting, or on error). */
 export async function runPlan(plan: ConfinePlan): Promise<number> {
   for (const w of plan.warnings) say(plan, w);
   if (plan.options.verbose) for (const line of describePlan(plan)) say(plan, line);
   if (plan.runner) return plan.runner(plan);
 
-  const spec = landlockSpec(plan);
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const launch = require('./launch') as typeof import('./launch');
+  const spec = launchPlanOf(plan);
   if (plan.waitReasons.length === 0) {
     try {
-      native.landlockExec(spec);
+      launch.execLauncher({ ...spec, messages: failureMessages(plan) });
     } catch (err) {
-      // Once this thread is confined, nothing more is done here but report and exit (the fork
-      // is kept: removing its base is no longer allowed).
-      if ((err as native.ConfineFailure).confined) {
-        say(plan, formatPlain(failureError(plan, err)));
-        process.exit((err as native.ConfineFailure).syscall === 'execve' ? 126 : 1);
-      }
+      // The launcher could not be run: nothing was applied, nothing ran.
       if (plan.fork) removeFork(plan.fork);
-      throw failureError(plan, err);
+      throw (err as native.ConfineFailure).syscall ? systemError('run', (err as native.ConfineFailure).path ?? 'arb-launcher', err, 'nothing was run') : err;
     }
   }
-
-  let pid = 0;
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  for (const sig of FORWARDED) {
-    const h = () => {
-      if (pid > 0 && !fromTerminal(sig)) {
-        try {
-          process.kill(pid, sig);
-        } catch {
-          /* it has already ended */
-        }
-      }
-    };
-    handlers.set(sig, h);
-    process.on(sig, h);
-  }
-  try {
-    try {
-      for (const f of plan.beforeStart) await f();
-      pid = native.landlockSpawn(spec);
-    } catch (err) {
-      // The command never ran: leave nothing behind.
-      if (plan.fork) removeFork(plan.fork);
-      throw (err as native.ConfineFailure).syscall ? failureError(plan, err) : err;
-    }
-    const result = await native.waitPid(pid);
-    for (const f of plan.afterExit) await f(result);
-    if (plan.rm && plan.fork) {
-      try {
-        removeFork(plan.fork);
-        if (plan.options.verbose) say(plan, `removed ${plan.fork.fork} and ${plan.fork.base}`);
-      } catch (err) {
-        say(plan, formatPlain(systemError('remove the fork', plan.fork.fork, err)));
-      }
-    }
-    return result.signal !== null ? 128 + result.signal : (result.status ?? 1);
-  } finally {
-    for (const [sig, h] of handlers) process.removeListener(sig, h);
-  }
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
+  // Waiting without a PID namespace: the launcher stays as the command's parent and ends what
+  // it leaves running, as the namespace's init does.
+  return runAndWait(waitable(plan), () => launch.spawnLauncher({ ...spec, reap: true }), { failure: (err) => failureError(plan, err) });
 }
 
 function formatPlain(err: ArbError): string {
   return err.hint ? `${err.message}: ${err.hint}` : err.message;
-}
-
-/** The whole of arb confine: plan, then run. */
-export async function confine(options: ConfineOptions): Promise<number> {
-  // The jail (--jail, --mount, --preset: src/confine/jail.ts) decides which steps run.
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { jailSteps } = require('./jail') as typeof import('./jail');
-  const plan = await buildPlan(options, jailSteps(options, STEPS));
-  return runPlan(plan);
 }

@@ -11,15 +11,16 @@
 // pointing at ~/.ssh is judged as ~/.ssh.
 //
 // seatbeltProfile and seatbeltArgv are pure and tested on every platform; resolveSeatbeltPolicy
-// takes a view of the file system, tested with a fake one; confineSeatbelt runs the command.
+// takes a view of the file system, tested with a fake one; runSeatbelt runs the command (the
+// runner the seatbelt jail's plan uses, tested with a stand-in sandbox-exec).
 import { ChildProcess, SpawnOptions, spawn as nodeSpawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { ArbError, systemError } from '../errors';
+import { ArbError } from '../errors';
 import { inSandbox as nativeInSandbox } from '../native';
 import { FsView, Grant, nodeFs } from './policy';
+import { Waitable, fromTerminal as waitFromTerminal, runAndWait, waitable } from './wait';
 
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
@@ -282,26 +283,15 @@ export function resolveSeatbeltPolicy(policy: SeatbeltPolicy, view: PathView = n
 
 // --- running -------------------------------------------------------------------------------------
 
-/** What confineSeatbelt needs: the policy (resolved here) and how to run the command. */
+/** What runSeatbelt needs: the policy (resolved here) and how to run the command. */
 export interface SeatbeltRun extends SeatbeltPolicy {
   /** The command's environment; CLAUDE_CODE_SANDBOXED=1 is added. */
   env: Readonly<Record<string, string | undefined>>;
   /** Where the command starts; the directory by default. */
   cwd?: string;
-  /** Called with the child's pid once it started (e.g. to start a broker, to record it). */
-  onSpawn?: (pid: number) => void;
 }
 
-export interface SeatbeltExit {
-  /** The command's exit status, or null if a signal ended it. */
-  status: number | null;
-  /** The number of the signal that ended it, or null. */
-  signal: number | null;
-  /** What confine exits with: the status, or 128 + the signal's number. */
-  exitCode: number;
-}
-
-/** What confineSeatbelt touches outside itself: replaced in tests. */
+/** What runSeatbelt touches outside itself: replaced in tests. */
 export interface SeatbeltDeps {
   /** native.inSandbox on a Mac: whether this process is already in a Seatbelt sandbox. */
   inSandbox(): boolean;
@@ -319,12 +309,9 @@ function defaultDeps(): SeatbeltDeps {
     view: nodePathView,
     spawn: (file, args, options) => nodeSpawn(file, args, options),
     sandboxExec: SANDBOX_EXEC,
-    fromTerminal: (signal) => (signal === 'SIGINT' || signal === 'SIGQUIT') && Boolean(process.stdin.isTTY),
+    fromTerminal: waitFromTerminal,
   };
 }
-
-/** Signals confine passes on to the command while it waits for it. */
-const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
 
 /** sandbox-exec's argument list and environment for a run, after the checks that must hold first. */
 export interface SeatbeltCommand {
@@ -362,54 +349,22 @@ export function prepareSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDeps> = 
 }
 
 /**
- * Runs the command under sandbox-exec and waits for it: resolves with how it ended. Node cannot
- * execve, so confine cannot become sandbox-exec the way it becomes the command under Landlock
- * (which the addon execs); it stays as the parent, passes on the signals sent to it, and exits
- * as the command did. Throws as prepareSeatbelt does, or when sandbox-exec cannot be started.
+ * Runs the command under sandbox-exec and waits for it, as every waiting jail does
+ * (src/confine/wait.ts: the one signal rule, the plan's hooks, --rm): resolves with confine's
+ * exit status. Node cannot execve, so confine cannot become sandbox-exec the way it becomes the
+ * launcher under Landlock. Rejects as prepareSeatbelt does (the fork removed, nothing run), or
+ * when sandbox-exec cannot be started.
  */
-export async function confineSeatbelt(run: SeatbeltRun, deps: Partial<SeatbeltDeps> = {}): Promise<SeatbeltExit> {
+export function runSeatbelt(run: SeatbeltRun, plan: Waitable, deps: Partial<SeatbeltDeps> = {}): Promise<number> {
   const d: SeatbeltDeps = { ...defaultDeps(), ...deps };
-  const { file, args, env, cwd } = prepareSeatbelt(run, d);
-  const argv = [file, ...args];
-  return new Promise<SeatbeltExit>((resolve, reject) => {
-    let child: ChildProcess;
-    const handlers = new Map<NodeJS.Signals, () => void>();
-    const cleanup = () => {
-      for (const [sig, h] of handlers) process.removeListener(sig, h);
-    };
-    for (const sig of FORWARDED) {
-      const h = () => {
-        if (child?.pid !== undefined && !d.fromTerminal(sig)) {
-          try {
-            child.kill(sig);
-          } catch {
-            /* it has already ended */
-          }
-        }
-      };
-      handlers.set(sig, h);
-      process.on(sig, h);
-    }
-    try {
-      child = d.spawn(argv[0], argv.slice(1), { cwd, env, stdio: 'inherit' });
-    } catch (err) {
-      cleanup();
-      reject(systemError('run', d.sandboxExec, err));
-      return;
-    }
-    child.once('error', (err) => {
-      cleanup();
-      reject(systemError('run', d.sandboxExec, err));
-    });
-    child.once('spawn', () => {
-      if (run.onSpawn && child.pid !== undefined) run.onSpawn(child.pid);
-    });
-    child.once('exit', (code, signal) => {
-      cleanup();
-      const signo = signal ? (os.constants.signals[signal] ?? 0) : null;
-      resolve({ status: code, signal: signo, exitCode: signo !== null ? 128 + signo : (code ?? 1) });
-    });
-  });
+  return runAndWait(
+    plan,
+    () => {
+      const { file, args, env, cwd } = prepareSeatbelt(run, d);
+      return d.spawn(file, args, { cwd, env, stdio: 'inherit' });
+    },
+    { fromTerminal: d.fromTerminal },
+  );
 }
 
 /**
@@ -424,10 +379,5 @@ export const seatbeltStep = (plan: import('./run').ConfinePlan): void => {
     env: plan.env,
   };
   plan.waitReasons.push('sandbox-exec');
-  plan.runner = (p) => {
-    const cmd = prepareSeatbelt(run);
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    const { runAndWait } = require('./jail') as typeof import('./jail');
-    return runAndWait(p, () => nodeSpawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: 'inherit' }));
-  };
+  plan.runner = (p) => runSeatbelt(run, waitable(p));
 };

@@ -1,12 +1,16 @@
-// The bwrap jail: its argument list, built purely from a plan, then the jail itself tried for
-// real through `arb confine --jail bwrap`, as the unprivileged test user, in allowed/denied
-// pairs that assert the errno (a masked home answers ENOENT, a read-only mount EROFS).
+// The bwrap jail: its argument list, built purely from the one mount plan
+// (src/confine/mount-plan.ts), rendered the same way the launcher's namespaces render it; then
+// the jail itself tried for real through `arb confine --jail bwrap`, as the unprivileged test
+// user, in allowed/denied pairs that assert the errno (a masked home answers ENOENT, a read-only
+// mount EROFS, Landlock inside EACCES).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { BwrapPlan, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, policyBinds, protectedPaths, visibleInJail } from '../../src/confine/bwrap';
-import { parseMounts } from '../../src/confine/mounts';
+import { BwrapPlan, RootEntry, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, visibleInJail } from '../../src/confine/bwrap';
+import { EntryKind, GrantLike, LinkView, MountPlan, buildMountPlan, bwrapMountArgs, jailDevice, launcherMounts } from '../../src/confine/mount-plan';
+import { MountSpec, parseMounts } from '../../src/confine/mounts';
+import type { MountOpSpec } from '../../src/native';
 import { ArbError } from '../../src/errors';
 import { itIf, testEnv } from '../helpers/env';
 import { arbAsUser } from '../helpers/run';
@@ -14,27 +18,76 @@ import { ProbeRun, answer, confineProbe, removeUserArea, userDir, userFile } fro
 
 const HOME = '/home/u';
 
-function plan(over: Partial<BwrapPlan> = {}): BwrapPlan {
+const ROOT: RootEntry[] = [
+  { name: 'usr', kind: 'other' },
+  { name: 'bin', kind: 'link', target: 'usr/bin' },
+  { name: 'etc', kind: 'other' },
+  { name: 'home', kind: 'other' },
+  { name: 'dev', kind: 'other' },
+  { name: 'proc', kind: 'other' },
+  { name: 'tmp', kind: 'other' },
+  { name: 'run', kind: 'other' },
+  { name: 'sys', kind: 'other' },
+];
+
+interface Given {
+  dir?: string;
+  homes?: string[];
+  readable?: string[];
+  writable?: string[];
+  /** Links in the fake file system: a granted path named through one (grant.given). */
+  links?: { location: string; target: string; grant?: string }[];
+  files?: Record<string, EntryKind>;
+  pathVar?: string;
+  runtimeDir?: string;
+  keepUnderRun?: string[];
+  tmpdir?: string;
+  userMounts?: MountSpec[];
+  shareNetwork?: boolean;
+  file?: string;
+  args?: string[];
+  statusFd?: number;
+}
+
+/** A fake file system in which every path named exists (a directory, unless said otherwise). */
+function view(g: Given): LinkView {
+  const kinds: Record<string, EntryKind> = { '/dev/pts': 'directory', '/dev/console': 'device', '/tmp': 'directory', '/dev/shm': 'directory', '/run': 'directory', '/home/u/.gitconfig': 'file', '/run/systemd/resolve/stub-resolv.conf': 'file', ...g.files };
+  const dirs = [...(g.homes ?? [HOME]), ...(g.readable ?? []), ...(g.writable ?? []), g.dir ?? '/home/u/src/proj.1', g.runtimeDir, g.tmpdir];
+  for (const d of dirs) if (d) for (let p = d; p !== '/'; p = path.dirname(p)) kinds[p] ??= 'directory';
+  const links = Object.fromEntries((g.links ?? []).map((l) => [l.location, l.target]));
+  return { lstat: (p) => (p in links ? 'symlink' : kinds[p]), readlink: (p) => links[p] };
+}
+
+function mountPlan(g: Given): MountPlan {
+  const dir = g.dir ?? '/home/u/src/proj.1';
+  const grants: GrantLike[] = [
+    ...(g.readable ?? []).map((p): GrantLike => ({ path: p, access: 'read' })),
+    ...(g.writable ?? []).map((p): GrantLike => ({ path: p, access: 'write' })),
+    ...(g.links ?? []).filter((l) => l.grant).map((l): GrantLike => ({ path: l.grant as string, access: 'read', given: l.location })),
+    { path: dir, access: 'write' },
+  ];
+  return buildMountPlan(
+    { grants, homes: g.homes ?? [HOME], dir, runtimeDir: g.runtimeDir, keepUnderRun: g.keepUnderRun, pathVar: g.pathVar, tmpdir: g.tmpdir, tmpSize: 1 << 30, terminal: '/dev/pts/3' },
+    view(g),
+  );
+}
+
+function plan(g: Given = {}): BwrapPlan {
   return {
-    dir: '/home/u/src/proj.1',
-    homes: [HOME],
-    readable: ['/home/u/.gitconfig', '/home/u/.config/git', '/home/u/.local/bin', '/home/u/.claude.json'],
-    writable: ['/tmp', '/var/tmp', '/dev/shm', '/dev/null', '/home/u/.cache', '/home/u/.npm'],
-    root: [
-      { name: 'usr', kind: 'other' },
-      { name: 'bin', kind: 'link', target: 'usr/bin' },
-      { name: 'etc', kind: 'other' },
-      { name: 'home', kind: 'other' },
-      { name: 'dev', kind: 'other' },
-      { name: 'proc', kind: 'other' },
-      { name: 'tmp', kind: 'other' },
-      { name: 'run', kind: 'other' },
-      { name: 'sys', kind: 'other' },
-    ],
-    file: '/usr/bin/python3',
-    args: ['-c', 'print(1)'],
-    setenv: { CLAUDE_CODE_SANDBOXED: '1' },
-    ...over,
+    dir: g.dir ?? '/home/u/src/proj.1',
+    homes: g.homes ?? [HOME],
+    mounts: mountPlan({
+      readable: ['/home/u/.gitconfig', '/home/u/.config/git', '/home/u/.local/bin', '/home/u/.claude.json'],
+      writable: ['/tmp', '/var/tmp', '/dev/shm', '/dev/null', '/home/u/.cache', '/home/u/.npm'],
+      files: { '/home/u/.claude.json': 'file', '/dev/null': 'device' },
+      ...g,
+    }),
+    root: ROOT,
+    userMounts: g.userMounts,
+    shareNetwork: g.shareNetwork ?? true,
+    file: g.file ?? '/opt/arb/arb-launcher',
+    args: g.args ?? ['--plan-fd', '4', '--report-fd', '5'],
+    statusFd: g.statusFd,
   };
 }
 
@@ -43,7 +96,7 @@ function steps(args: string[]): string[] {
   const out: string[] = [];
   const arity: Record<string, number> = {
     '--ro-bind': 2, '--ro-bind-try': 2, '--bind': 2, '--bind-try': 2, '--symlink': 2, '--setenv': 2,
-    '--tmpfs': 1, '--dev': 1, '--proc': 1, '--remount-ro': 1, '--chdir': 1, '--perms': 1, '--json-status-fd': 1, '--dir': 1,
+    '--tmpfs': 1, '--dev': 1, '--proc': 1, '--remount-ro': 1, '--chdir': 1, '--perms': 1, '--size': 1, '--json-status-fd': 1, '--dir': 1,
   };
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--') {
@@ -57,11 +110,72 @@ function steps(args: string[]): string[] {
   return out;
 }
 
+/** bwrap's arguments read back as mount operations, to compare with the launcher's. */
+function opsFromBwrap(args: string[]): MountOpSpec[] {
+  const ops: MountOpSpec[] = [];
+  let mode: number | undefined;
+  let size: number | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--perms') mode = parseInt(args[++i], 8);
+    else if (a === '--size') size = Number(args[++i]);
+    else if (a === '--tmpfs') {
+      const p = args[++i];
+      // A mask is remounted read-only at the end; a private tmpfs is not.
+      const kind = args.includes('--remount-ro') && args.some((x, j) => x === '--remount-ro' && args[j + 1] === p) ? 'mask' : 'tmpfs';
+      ops.push({ kind, path: p, ...(size ? { size } : {}), ...(mode !== undefined && mode !== (kind === 'mask' ? 0o755 : 0o1777) ? { mode } : {}) });
+      mode = size = undefined;
+    } else if (a === '--bind-try' || a === '--ro-bind-try') {
+      const [src, dest] = [args[++i], args[++i]];
+      ops.push({ kind: a === '--bind-try' ? 'bind-rw' : 'bind-ro', path: dest, ...(src !== dest ? { source: src } : {}) });
+    } else if (a === '--symlink' && !['/bin', '/lib', '/lib64', '/sbin'].includes(args[i + 2])) {
+      const [target, at] = [args[++i], args[++i]];
+      ops.push({ kind: 'symlink', path: at, target });
+    } else if (a === '--symlink' || a === '--ro-bind' || a === '--bind') i += 2;
+    else if (a === '--') break;
+  }
+  return ops;
+}
+
+describe('one mount plan, rendered for the launcher and for bwrap', () => {
+  const cases: [string, Given][] = [
+    ['the defaults', {}],
+    ['a project under /tmp, $TMPDIR, $XDG_RUNTIME_DIR outside /run', { dir: '/tmp/xfs/proj.2', tmpdir: '/var/tmp/me', runtimeDir: '/var/xdg' }],
+    ['caches on $PATH, a link to dotfiles, the resolver under /run', {
+      pathVar: '/home/u/.cargo/bin:/usr/bin',
+      writable: ['/home/u/.cargo'],
+      files: { '/home/u/.cargo/bin': 'directory', '/home/u/dotfiles/gitconfig': 'file' },
+      links: [{ location: '/home/u/.gitconfig', target: 'dotfiles/gitconfig', grant: '/home/u/dotfiles/gitconfig' }],
+      keepUnderRun: ['/run/systemd/resolve/stub-resolv.conf'],
+    }],
+  ];
+  it.each(cases)('the same operations either way (%s), but what bwrap --dev makes itself', (_label, g) => {
+    const mp = mountPlan(g);
+    const launcher = launcherMounts(mp).filter((op) => !jailDevice(op));
+    const bwrap = opsFromBwrap(bwrapArgs({ ...plan(g), mounts: mp }));
+    expect(bwrap).toEqual(launcher);
+    // And what is left out is only a devpts and the terminal at /dev/console.
+    expect(launcherMounts(mp).filter(jailDevice).map((op) => op.path).sort()).toEqual(['/dev/console', '/dev/pts']);
+  });
+
+  it('gives every private tmpfs its size limit, both ways', () => {
+    const mp = mountPlan({ tmpdir: '/var/tmp/me' });
+    const tmpfs = launcherMounts(mp).filter((op) => op.kind === 'tmpfs');
+    expect(tmpfs.map((op) => op.path)).toEqual(['/tmp', '/dev/shm', '/var/tmp/me']);
+    for (const op of tmpfs) expect(op.size).toBe(1 << 30);
+    expect(steps(bwrapMountArgs(mp))).toEqual(expect.arrayContaining(['--size 1073741824', '--tmpfs /var/tmp/me']));
+  });
+});
+
 describe('bwrapArgs', () => {
   const s = steps(bwrapArgs(plan()));
 
   it('unshares every namespace but the network, in a new session, dying with arb', () => {
     expect(s.slice(0, 4)).toEqual(['--unshare-all', '--share-net', '--die-with-parent', '--new-session']);
+  });
+
+  it('--no-network: the network namespace too (loopback only)', () => {
+    expect(steps(bwrapArgs(plan({ shareNetwork: false }))).slice(0, 3)).toEqual(['--unshare-all', '--die-with-parent', '--new-session']);
   });
 
   it("remakes the host's / read-only, entry by entry, links as links", () => {
@@ -75,14 +189,14 @@ describe('bwrapArgs', () => {
     expect(s).toContain('--proc /proc');
     expect(s).toContain('--tmpfs /tmp');
     expect(s).toContain('--tmpfs /run');
-    // Read-only at the end, once every mount point is made.
-    expect(s.slice(-4)).toEqual(['--remount-ro /', '--chdir /home/u/src/proj.1', '--setenv CLAUDE_CODE_SANDBOXED 1', '-- /usr/bin/python3 -c print(1)']);
+    // Read-only at the end, once every mount point is made; then the launcher runs.
+    expect(s.slice(-3)).toEqual(['--remount-ro /', '--chdir /home/u/src/proj.1', '-- /opt/arb/arb-launcher --plan-fd 4 --report-fd 5']);
   });
 
   it('masks the home with an empty private file system, then binds back the policy paths', () => {
-    const mask = s.indexOf(`--perms 0700`, s.indexOf('--tmpfs /run'));
-    expect(s[mask + 1]).toBe(`--tmpfs ${HOME}`);
-    const after = s.slice(mask + 2);
+    const mask = s.indexOf(`--tmpfs ${HOME}`);
+    expect(s[mask - 1]).toBe('--perms 0700');
+    const after = s.slice(mask + 1);
     expect(after).toContain('--ro-bind-try /home/u/.gitconfig /home/u/.gitconfig');
     expect(after).toContain('--ro-bind-try /home/u/.config/git /home/u/.config/git');
     expect(after).toContain('--ro-bind-try /home/u/.local/bin /home/u/.local/bin');
@@ -108,12 +222,10 @@ describe('bwrapArgs', () => {
     expect(t).toContain('--chdir /tmp/xfs/mnt/proj.2');
   });
 
-  it('runs the command in the directory with CLAUDE_CODE_SANDBOXED=1, after --', () => {
+  it('runs the launcher in the directory, after --, with its own arguments', () => {
     expect(s).toContain('--chdir /home/u/src/proj.1');
-    expect(s).toContain('--setenv CLAUDE_CODE_SANDBOXED 1');
-    expect(s[s.length - 1]).toBe('-- /usr/bin/python3 -c print(1)');
-    const raw = bwrapArgs(plan({ args: ['--help', '-d', '/'] }));
-    expect(raw.slice(raw.indexOf('--'))).toEqual(['--', '/usr/bin/python3', '--help', '-d', '/']);
+    const raw = bwrapArgs(plan({ args: ['--plan-fd', '4', '-d'] }));
+    expect(raw.slice(raw.indexOf('--'))).toEqual(['--', '/opt/arb/arb-launcher', '--plan-fd', '4', '-d']);
   });
 
   it('keeps paths with spaces, colons and newlines as single arguments', () => {
@@ -127,7 +239,7 @@ describe('bwrapArgs', () => {
   });
 
   it('applies --mount entries after the defaults, in the order given, before the final read-only remounts', () => {
-    const t = steps(bwrapArgs(plan({ mounts: parseMounts(['rw:/srv/data:/data', 'ro:/srv/ref', 'tmpfs:/tmp', 'dev:/dev', 'proc:/proc']) })));
+    const t = steps(bwrapArgs(plan({ userMounts: parseMounts(['rw:/srv/data:/data', 'ro:/srv/ref', 'tmpfs:/tmp', 'dev:/dev', 'proc:/proc']) })));
     const at = (x: string) => t.indexOf(x);
     const order = ['--bind /srv/data /data', '--ro-bind /srv/ref /srv/ref', '--tmpfs /tmp', '--dev /dev', '--proc /proc'].map((x) => t.lastIndexOf(x));
     expect(order).toEqual([...order].sort((a, b) => a - b));
@@ -135,65 +247,44 @@ describe('bwrapArgs', () => {
     expect(order[4]).toBeLessThan(at('--remount-ro /'));
   });
 
-  it('masks /run, keeping the resolver configuration and an empty private runtime directory', () => {
+  it('masks /run, keeping the resolver configuration; $XDG_RUNTIME_DIR in it goes with it, as in the launcher', () => {
     const t = steps(bwrapArgs(plan({ keepUnderRun: ['/run/systemd/resolve/stub-resolv.conf', '/etc/not-under-run'], runtimeDir: '/run/user/1000' })));
     expect(t.indexOf('--ro-bind-try /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf')).toBeGreaterThan(t.indexOf('--tmpfs /run'));
     expect(t.join('\n')).not.toContain('/etc/not-under-run');
-    expect(t[t.indexOf('--tmpfs /run/user/1000') - 1]).toBe('--perms 0700');
+    expect(t.join('\n')).not.toContain('/run/user/1000');
     expect(t).toContain('--remount-ro /run');
+    // One outside /run is masked on its own.
+    expect(steps(bwrapArgs(plan({ runtimeDir: '/var/xdg' })))).toContain('--remount-ro /var/xdg');
   });
 
   it('does not remount read-only a mask that something was mounted on or over', () => {
-    // -d ~ : the home is the directory, writable.
+    // -d ~ : the home is the directory, writable: no mask at all.
     const t = steps(bwrapArgs(plan({ dir: HOME })));
     expect(t).toContain(`--bind-try ${HOME} ${HOME}`);
     expect(t).not.toContain(`--remount-ro ${HOME}`);
-    const r = steps(bwrapArgs(plan({ mounts: parseMounts(['rw:/srv/run:/run']) })));
+    const r = steps(bwrapArgs(plan({ userMounts: parseMounts(['rw:/srv/run:/run']) })));
     expect(r).not.toContain('--remount-ro /run');
     expect(r).toContain('--remount-ro /');
   });
 
-  it('masks every home directory (the user\'s and $HOME), once when one holds the other', () => {
+  it("masks every home directory (the user's and $HOME), once when one holds the other", () => {
     const t = steps(bwrapArgs(plan({ homes: ['/home/u', '/srv/h', '/home/u/sub'] })));
     expect(t.filter((x) => x.startsWith('--tmpfs /home') || x.startsWith('--tmpfs /srv'))).toEqual(['--tmpfs /home/u', '--tmpfs /srv/h']);
     expect(t).toContain('--remount-ro /srv/h');
   });
 
-  it('remakes links inside a mask that lead to a bound path, after the binds', () => {
+  it('remakes links inside a mask that lead to a bound path, and binds the path', () => {
     const t = steps(
       bwrapArgs(
         plan({
-          readable: ['/home/u/dotfiles/gitconfig'],
-          links: [
-            { location: '/home/u/.gitconfig', target: 'dotfiles/gitconfig' },
-            { location: '/etc/alternatives/x', target: '/usr/bin/x' }, // not in a mask: nothing to do
-          ],
+          files: { '/home/u/dotfiles/gitconfig': 'file' },
+          links: [{ location: '/home/u/.gitconfig', target: 'dotfiles/gitconfig', grant: '/home/u/dotfiles/gitconfig' }],
         }),
       ),
     );
-    expect(t.indexOf('--symlink dotfiles/gitconfig /home/u/.gitconfig')).toBeGreaterThan(t.indexOf('--ro-bind-try /home/u/dotfiles/gitconfig /home/u/dotfiles/gitconfig'));
-    expect(t.join('\n')).not.toContain('/etc/alternatives');
-  });
-
-  it('adds the status descriptor when asked', () => {
-    expect(steps(bwrapArgs(plan({ statusFd: 3 })))).toContain('--json-status-fd 3');
-    expect(bwrapArgs(plan())).not.toContain('--json-status-fd');
-  });
-
-  it('refuses a home that is / or relative, rather than masking everything or nothing', () => {
-    expect(() => bwrapArgs(plan({ homes: ['/'] }))).toThrow(ArbError);
-    expect(() => bwrapArgs(plan({ homes: ['u'] }))).toThrow(/cannot mask the home directory 'u'/);
-  });
-});
-
-describe('policyBinds', () => {
-  it('binds readable paths only inside the home directory, writable ones always', () => {
-    const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: ['/opt/x', '/home/u/.gitconfig', '/tmp/r', '/run/user'], writable: ['/srv/out'] });
-    expect(b).toEqual([
-      { path: '/srv/out', write: true },
-      { path: '/w/p', write: true },
-      { path: '/home/u/.gitconfig', write: false },
-    ]);
+    // A link may be made before its target is bound (parents first, by depth): it resolves once all is mounted.
+    expect(t.indexOf('--symlink dotfiles/gitconfig /home/u/.gitconfig')).toBeGreaterThan(t.indexOf(`--tmpfs ${HOME}`));
+    expect(t).toContain('--ro-bind-try /home/u/dotfiles/gitconfig /home/u/dotfiles/gitconfig');
   });
 
   it("never brings back /run, /tmp or a home from the policy's grants of reading around the home", () => {
@@ -205,65 +296,33 @@ describe('policyBinds', () => {
   });
 
   it('leaves paths inside a writable one to it (no second bind to follow a planted link)', () => {
-    const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: ['/home/u/.cache/tool'], writable: ['/home/u/.cache', '/home/u/.cache/opencode', '/w/p/sub'] });
-    expect(b.map((x) => x.path)).toEqual(['/w/p', '/home/u/.cache']);
+    const t = steps(bwrapArgs(plan({ readable: ['/home/u/.cache/tool'], writable: ['/home/u/.cache', '/home/u/.cache/opencode'] })));
+    expect(t.filter((x) => x.includes('/home/u/.cache'))).toEqual(['--bind-try /home/u/.cache /home/u/.cache']);
   });
 
-  it('binds a writable path inside a readable one after it, and a path in both lists once, writable', () => {
-    const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: ['/home/u/.config/opencode', '/home/u/.x'], writable: ['/home/u/.config/opencode/state', '/home/u/.x'] });
-    expect(b).toEqual([
-      { path: '/w/p', write: true },
-      { path: '/home/u/.x', write: true },
-      { path: '/home/u/.config/opencode', write: false },
-      { path: '/home/u/.config/opencode/state', write: true },
-    ]);
+  it('keeps what runs later read-only inside a writable cache, after it; given writable itself (-w), it stays writable', () => {
+    const files: Record<string, EntryKind> = { '/home/u/.cargo/bin': 'directory' };
+    for (const f of ['env', 'env.fish', 'env.nu', 'config', 'config.toml']) files[`/home/u/.cargo/${f}`] = 'file';
+    const g: Given = { pathVar: '/usr/bin', writable: ['/home/u/.cargo'], files };
+    const t = steps(bwrapArgs(plan(g)));
+    expect(t.indexOf('--ro-bind-try /home/u/.cargo/bin /home/u/.cargo/bin')).toBeGreaterThan(t.indexOf('--bind-try /home/u/.cargo /home/u/.cargo'));
+    expect(t).toContain('--ro-bind-try /home/u/.cargo/config /home/u/.cargo/config');
+    const w = steps(bwrapArgs(plan({ ...g, writable: ['/home/u/.cargo', '/home/u/.cargo/bin'] })));
+    expect(w).not.toContain('--ro-bind-try /home/u/.cargo/bin /home/u/.cargo/bin');
+    // Without ~/.cargo/config yet: ~/.cargo itself read-only, so that it cannot be made.
+    const missing = steps(bwrapArgs(plan({ ...g, files: { '/home/u/.cargo/bin': 'directory' } })));
+    expect(missing).toContain('--ro-bind-try /home/u/.cargo /home/u/.cargo');
+    expect(missing).not.toContain('--bind-try /home/u/.cargo /home/u/.cargo');
   });
 
-  it('ignores relative paths and normalizes the rest', () => {
-    const b = policyBinds({ dir: '/w/p/', homes: [HOME], readable: ['rel', '/home/u/./a/'], writable: [] });
-    expect(b.map((x) => x.path)).toEqual(['/w/p', '/home/u/a']);
-  });
-});
-
-describe('protectedPaths', () => {
-  // A fake file system: what exists, and links.
-  const files: Record<string, 'directory' | 'file' | 'symlink'> = {
-    '/home/u/.cargo': 'directory',
-    '/home/u/.cargo/bin': 'directory',
-    '/home/u/.cargo/env': 'file',
-    '/home/u/.cargo/planted': 'symlink',
-    '/home/u/.ssh': 'directory',
-    '/home/u/.local/bin': 'directory',
-    '/w/p/node_modules/.bin': 'directory',
-  };
-  const view = {
-    lstat: (p: string) => files[p],
-    readlink: (p: string) => (p === '/home/u/.cargo/planted' ? '/home/u/.ssh' : undefined),
-  };
-  const input = { writable: ['/home/u/.cargo', '/w/p'], homes: [HOME], dir: '/w/p' };
-
-  it('takes $PATH entries and run-later files inside a writable path, where they really are', () => {
-    expect(protectedPaths({ ...input, pathVar: '/home/u/.cargo/bin:/usr/bin:/home/u/.local/bin' }, view)).toEqual(['/home/u/.cargo/bin', '/home/u/.cargo/env']);
+  it('adds the status descriptor when asked', () => {
+    expect(steps(bwrapArgs(plan({ statusFd: 3 })))).toContain('--json-status-fd 3');
+    expect(bwrapArgs(plan())).not.toContain('--json-status-fd');
   });
 
-  it('leaves out the directory the command works in, and links that lead out of the writable path', () => {
-    expect(protectedPaths({ ...input, pathVar: '/w/p/node_modules/.bin:/home/u/.cargo/planted' }, view)).toEqual(['/home/u/.cargo/env']);
-  });
-
-  it('makes them read-only binds after the writable one they are in', () => {
-    const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: [], writable: ['/home/u/.cargo'], protect: ['/home/u/.cargo/bin', '/home/u/.cargo/env', '/elsewhere'] });
-    expect(b).toEqual([
-      { path: '/w/p', write: true },
-      { path: '/home/u/.cargo', write: true },
-      { path: '/home/u/.cargo/bin', write: false },
-      { path: '/home/u/.cargo/env', write: false },
-    ]);
-    // Given writable itself (-w), it stays writable.
-    const w = policyBinds({ dir: '/w/p', homes: [HOME], readable: [], writable: ['/home/u/.cargo', '/home/u/.cargo/bin'], protect: ['/home/u/.cargo/bin'] });
-    expect(w).toEqual([
-      { path: '/w/p', write: true },
-      { path: '/home/u/.cargo', write: true },
-    ]);
+  it('refuses a home that is / or relative, rather than masking everything or nothing', () => {
+    expect(() => bwrapArgs({ ...plan(), homes: ['/'] })).toThrow(ArbError);
+    expect(() => bwrapArgs({ ...plan(), homes: ['u'] })).toThrow(/cannot mask the home directory 'u'/);
   });
 });
 
@@ -278,7 +337,7 @@ describe('visibleInJail', () => {
     expect(visibleInJail('/home/u/scripts/tool', p)).toBe(false);
     expect(visibleInJail('/tmp/x/tool', p)).toBe(false);
     expect(visibleInJail('/run/user/1000/tool', p)).toBe(false);
-    expect(visibleInJail('/home/u/scripts/tool', { ...p, mounts: parseMounts(['ro:/home/u/scripts']) })).toBe(true);
+    expect(visibleInJail('/home/u/scripts/tool', { ...p, userMounts: parseMounts(['ro:/home/u/scripts']) })).toBe(true);
   });
 });
 
@@ -400,7 +459,9 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
           [`create:${bin}/planted`]: 'EROFS',
           [`write:${bin}/cargo`]: 'EROFS',
           [`write:${home}/.cargo/env`]: 'EROFS',
-          [`create:${home}/.cargo/registry-file`]: 'OK',
+          [`create:${home}/.cargo/registry/new-file`]: 'OK',
+          [`create:${home}/.cargo/config`]: 'EROFS',
+          [`create:${home}/.cargo/config.toml`]: 'EROFS',
           [`exec:${bin}/cargo`]: 'OK',
         },
         [],
@@ -410,7 +471,7 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
     } finally {
       fs.rmSync(bin, { recursive: true, force: true });
       fs.rmSync(path.join(home, '.cargo', 'env'), { force: true });
-      fs.rmSync(path.join(home, '.cargo', 'registry-file'), { force: true });
+      fs.rmSync(path.join(home, '.cargo', 'registry', 'new-file'), { force: true });
     }
   });
 
@@ -439,6 +500,29 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
       fs.rmSync(hostTmp, { force: true });
       fs.rmSync(sock, { force: true });
     }
+  });
+
+  jailTest('--no-network: loopback only (its own listener works, one outside is refused); without it, open', async () => {
+    const dir = userDir('bw-net');
+    const server = net.createServer((c) => c.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      // The kernel completes a connection to a listening socket without accept(), so this
+      // process need not run its event loop while the probe runs.
+      bwrapProbe(dir, { [`tcp:${port}`]: 'ECONNREFUSED', 'tcpown:': 'OK' }, ['--no-network']);
+      bwrapProbe(dir, { [`tcp:${port}`]: 'OK', 'tcpown:': 'OK' });
+    } finally {
+      server.close();
+    }
+  });
+
+  jailTest('$TMPDIR is private, as in the landlock jail', () => {
+    const dir = userDir('bw-tmpdir');
+    const tmpdir = userDir('bw-tmpdir-host');
+    userFile(path.join(tmpdir, 'agent.sock.txt'), 'host\n');
+    bwrapProbe(dir, { [`read:${tmpdir}/agent.sock.txt`]: 'ENOENT', [`create:${tmpdir}/mine`]: 'OK' }, [], { env: { TMPDIR: tmpdir } });
+    expect(fs.existsSync(path.join(tmpdir, 'mine'))).toBe(false);
   });
 
   jailTest('forks, and a fork under /tmp is bound back writable after the private /tmp', () => {

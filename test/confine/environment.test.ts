@@ -35,6 +35,10 @@ describe('secretReason', () => {
     'VAULT_ADDR',
     'SSH_AUTH_SOCK',
     'GPG_AGENT_INFO',
+    'SSHPASS',
+    'LDAP_PW',
+    'DB_ADMIN_PW',
+    'BW_SESSION',
   ])('%s looks secret', (name) => {
     expect(secretReason(name, 'x')).toBeDefined();
   });
@@ -53,6 +57,32 @@ describe('secretReason', () => {
     expect(secretReason('X', 'AKIAIOSFODNN7EXAMPLE')).toMatch(/value/);
     expect(secretReason('HOMEPAGE', 'https://example.com/a:b@c')).toBeUndefined();
     expect(secretReason('PROXY', 'http://proxy:3128')).toBeUndefined();
+  });
+
+  it('catches private keys (PEM, OpenSSH, PGP) and user:password pairs by their value', () => {
+    expect(secretReason('DEPLOY', '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----')).toMatch(/value/);
+    expect(secretReason('X', '-----BEGIN RSA PRIVATE KEY-----')).toMatch(/value/);
+    expect(secretReason('X', '-----BEGIN ENCRYPTED PRIVATE KEY-----')).toMatch(/value/);
+    expect(secretReason('X', '-----BEGIN PRIVATE KEY-----')).toMatch(/value/);
+    expect(secretReason('X', '-----BEGIN PGP PRIVATE KEY BLOCK-----')).toMatch(/value/);
+    expect(secretReason('REGISTRY_CREDS', 'alice:hunter2')).toMatch(/value/);
+    expect(secretReason('UPSTREAM', 'bob:s3cr3t!@proxy.corp:3128')).toMatch(/value/);
+    // Not a key: a certificate or a public key; not a pair: host:port, lists, words.
+    expect(secretReason('CA', '-----BEGIN CERTIFICATE-----')).toBeUndefined();
+    expect(secretReason('X', '-----BEGIN PUBLIC KEY-----')).toBeUndefined();
+    for (const [name, value] of [
+      ['HOST', 'example.com:8443'],
+      ['HISTCONTROL', 'ignoredups:erasedups'],
+      ['LANGUAGE', 'en_GB:en_US'],
+      ['MANPATH', '/usr/share/man:/usr/local/man'],
+      ['XDG_DATA_DIRS', 'share1:share2'],
+      ['DISPLAY', ':0'],
+      ['LS_COLORS', 'rs=0:di=01;34:ln=01;36'],
+      ['DBUS_SESSION_BUS_ADDRESS', 'unix:path=/run/user/1000/bus'],
+      ['PYTHONWARNINGS', 'ignore::DeprecationWarning'],
+    ]) {
+      expect([name, secretReason(name, value)]).toEqual([name, undefined]);
+    }
   });
 });
 

@@ -274,6 +274,23 @@ describe('arb confine: forks', () => {
     expect(fs.existsSync(fork)).toBe(false);
   });
 
+  test.each([
+    ['Landlock alone', LANDLOCK_ONLY],
+    ['with the hardening layers', {}],
+  ])('what the command leaves running, detached or not, does not outlive confine when it waits (%s)', (_label, modeEnv) => {
+    const tag = `${process.pid}${Date.now() % 100000}`;
+    const r = confine(['--rm', 'sh', '-c', `(setsid sleep 9${tag} &); sleep 8${tag} & echo started; exit 4`], { cwd: source, env: modeEnv });
+    expect(r.stdout).toBe('started\n');
+    expect(r.status).toBe(4);
+    const left = asUser('pgrep', ['-f', `sleep [89]${tag}`]);
+    expect(left.stdout).toBe('');
+    if (modeEnv === LANDLOCK_ONLY) {
+      // Becoming the command (no --rm), it cannot: confine says so.
+      const said = confine(['-d', source, 'true'], { env: LANDLOCK_ONLY });
+      expect(said.stderr).toMatch(/what the command leaves running outlives it unless confine waits for it \(--rm\)/);
+    }
+  });
+
   test('--rm with -d is refused: there is no fork to remove', () => {
     const r = confine(['--rm', '-d', source, 'true']);
     expect(r.status).toBe(2);

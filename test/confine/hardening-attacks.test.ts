@@ -241,10 +241,11 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
   });
 
   test('what it needs stays writable and usable: the project, caches, /var/tmp, /tmp, /dev/shm, /dev/null, new pseudo-terminals', () => {
-    const ops = [`write:${project}/w.txt`, `write:${home}/.cache/hardening-${process.pid}`, `write:/var/tmp/arb-hardening-${process.pid}`, 'write:/tmp/t.txt', 'write:/dev/shm/arb-hardening', 'write:/dev/null', `read:${home}/.gitconfig`];
+    const ops = [`write:${project}/w.txt`, `write:${home}/.cache/hardening-${process.pid}`, `write:/var/tmp/arb-hardening-${process.pid}`, `write:/tmp/arb-hardening-${process.pid}.txt`, 'write:/dev/shm/arb-hardening', 'write:/dev/null', `read:${home}/.gitconfig`];
     const p = probe(modeEnv, ['-d', project], ops);
     expect(answers(p, ops)).toEqual(Object.fromEntries(ops.map((op) => [op, 'OK'])));
     fs.rmSync(`${home}/.cache/hardening-${process.pid}`, { force: true });
+    fs.rmSync(`/tmp/arb-hardening-${process.pid}.txt`, { force: true });
     fs.rmSync(`/var/tmp/arb-hardening-${process.pid}`, { force: true });
     if (!ns) fs.rmSync('/dev/shm/arb-hardening', { force: true });
     const pty = arbAsUser(['confine', '-d', project, '--', 'python3', '-c', 'import os; m, s = os.openpty(); os.write(s, b"hi"); print(os.read(m, 2).decode())'], { env: modeEnv });
@@ -320,6 +321,46 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
     });
     expect(fs.readFileSync(envFile, 'utf8')).toBe(ns ? '# rustup: sourced by ~/.profile\n' : '# rustup: sourced by ~/.profile\nx');
     fs.rmSync(path.join(cargo, 'bin', 'git'), { force: true });
+  });
+
+  test(ns ? 'whatever PATH is and whether they exist yet or not, the caches table stays read-only: rustup toolchains and settings, cargo bin and config, npx packages (EROFS); their caches stay writable' : 'with Landlock alone the caches table stays writable (documented)', () => {
+    const cargo = userDir(path.join(home, '.cargo'));
+    const rustup = userDir(path.join(home, '.rustup'));
+    const npm = userDir(path.join(home, '.npm'));
+    userDir(path.join(rustup, 'toolchains'));
+    const settings = userFile(path.join(rustup, 'settings.toml'), 'default_toolchain = "stable"\n');
+    for (const f of ['config', 'config.toml']) fs.rmSync(path.join(cargo, f), { force: true });
+    fs.rmSync(path.join(npm, '_npx'), { recursive: true, force: true });
+    const ops = [
+      `write:${cargo}/bin/planted`,
+      `write:${cargo}/config`,
+      `write:${cargo}/config.toml`,
+      `write:${cargo}/registry/ok`,
+      `write:${rustup}/toolchains/planted`,
+      `write:${settings}`,
+      `write:${rustup}/downloads/ok`,
+      `write:${npm}/_npx/planted`,
+      `write:${npm}/_cacache-ok`,
+    ];
+    try {
+      // Not on PATH: protected all the same.
+      const p = probe({ ...modeEnv, PATH: '/usr/bin:/bin' }, ['-d', project], ops);
+      const denied = ns ? 'EROFS' : 'OK';
+      expect(answers(p, ops)).toEqual({
+        [`write:${cargo}/bin/planted`]: denied,
+        [`write:${cargo}/config`]: denied,
+        [`write:${cargo}/config.toml`]: denied,
+        [`write:${cargo}/registry/ok`]: 'OK',
+        [`write:${rustup}/toolchains/planted`]: denied,
+        [`write:${settings}`]: denied,
+        [`write:${rustup}/downloads/ok`]: 'OK',
+        [`write:${npm}/_npx/planted`]: denied,
+        [`write:${npm}/_cacache-ok`]: 'OK',
+      });
+      expect(fs.existsSync(path.join(cargo, 'config'))).toBe(!ns);
+    } finally {
+      for (const f of [`${cargo}/bin/planted`, `${cargo}/config`, `${cargo}/config.toml`, `${cargo}/registry/ok`, `${rustup}/toolchains/planted`, `${rustup}/downloads/ok`, `${npm}/_npx/planted`, `${npm}/_cacache-ok`]) fs.rmSync(f, { force: true });
+    }
   });
 
   test(ns ? "other processes are invisible: no /proc/PID of the user's other processes, no tokens on their command lines, no pid to signal" : "other processes' command lines stay readable with Landlock alone (documented); signals stay scoped", () => {

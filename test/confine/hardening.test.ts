@@ -1,7 +1,8 @@
 // The hardening decisions, as pure functions: the mount plan over a fake file system, link
 // resolution, and which layers apply with fake probes (namespaces working or not, seccomp
 // working or not, --no-network, the Landlock-only switch).
-import { EntryKind, GrantLike, LinkView, Probes, buildMountPlan, planHardening, resetProbes, resolveWithLinks } from '../../src/confine/hardening';
+import { Probes, planHardening } from '../../src/confine/hardening';
+import { EntryKind, GrantLike, LinkView, buildMountPlan, resolveWithLinks } from '../../src/confine/mount-plan';
 import type { NamespaceProbeResult } from '../../src/native';
 
 /** A file system of paths -> kind, and links -> text. */
@@ -9,6 +10,7 @@ function fakeFs(entries: Record<string, EntryKind>, links: Record<string, string
   return {
     lstat: (p) => (p in links ? 'symlink' : entries[p]),
     readlink: (p) => links[p],
+    readdir: (d) => [...Object.keys(entries), ...Object.keys(links)].filter((p) => p.startsWith(`${d}/`) && !p.slice(d.length + 1).includes('/')).map((p) => p.slice(d.length + 1)),
   };
 }
 
@@ -165,6 +167,9 @@ describe('buildMountPlan', () => {
       [`${HOME}/.cargo`]: 'directory',
       [`${HOME}/.cargo/bin`]: 'directory',
       [`${HOME}/.cargo/env`]: 'file',
+      [`${HOME}/.cargo/env.fish`]: 'file',
+      [`${HOME}/.cargo/env.nu`]: 'file',
+      [`${HOME}/.cargo/config`]: 'file',
       [`${HOME}/.cargo/config.toml`]: 'file',
       [`${HOME}/src/proj.1/bin`]: 'directory',
     });
@@ -180,11 +185,59 @@ describe('buildMountPlan', () => {
     expect(ops(plan).filter((o) => o.includes('/home/u/'))).toEqual([
       'bind-rw /home/u/.cargo',
       'bind-ro /home/u/.cargo/bin',
+      'bind-ro /home/u/.cargo/config',
       'bind-ro /home/u/.cargo/config.toml',
       'bind-ro /home/u/.cargo/env',
+      'bind-ro /home/u/.cargo/env.fish',
+      'bind-ro /home/u/.cargo/env.nu',
       'bind-ro /home/u/.local/bin',
       'bind-rw /home/u/src/proj.1',
     ]);
+  });
+
+  it('whatever PATH is, and whether they exist or not: a file of the caches table that is missing cannot be made (its directory read-only, what it holds bound back)', () => {
+    const v = fakeFs(
+      {
+        ...BASE,
+        [`${HOME}/.cargo`]: 'directory',
+        [`${HOME}/.cargo/bin`]: 'directory',
+        [`${HOME}/.cargo/registry`]: 'directory',
+        [`${HOME}/.cargo/.package-cache`]: 'file',
+        [`${HOME}/.cargo/config.toml`]: 'file',
+        [`${HOME}/.rustup`]: 'directory',
+        [`${HOME}/.rustup/toolchains`]: 'directory',
+        [`${HOME}/.rustup/settings.toml`]: 'file',
+        [`${HOME}/.rustup/downloads`]: 'directory',
+        [`${HOME}/.npm`]: 'directory',
+        [`${HOME}/.npm/_npx`]: 'directory',
+        [`${HOME}/.npm/_cacache`]: 'directory',
+      },
+      { [`${HOME}/.cargo/planted`]: '/home/u/.ssh' },
+    );
+    const plan = buildMountPlan({ grants: [w(`${HOME}/.cargo`), w(`${HOME}/.rustup`), w(`${HOME}/.npm`), w(`${HOME}/src/proj.1`)], homes: [HOME], pathVar: '/usr/bin', dir: `${HOME}/src/proj.1` }, v);
+    expect(ops(plan).filter((o) => o.includes('/home/u/.'))).toEqual([
+      // ~/.cargo/config, env… are missing: ~/.cargo is read-only, what is in it bound back (not
+      // the link: binding it would follow it), bin and config.toml left read-only.
+      'bind-ro /home/u/.cargo',
+      'bind-rw /home/u/.npm',
+      'bind-rw /home/u/.rustup',
+      'bind-rw /home/u/.cargo/.package-cache',
+      'bind-rw /home/u/.cargo/registry',
+      'bind-ro /home/u/.npm/_npx',
+      'bind-ro /home/u/.rustup/settings.toml',
+      'bind-ro /home/u/.rustup/toolchains',
+    ]);
+  });
+
+  it('a name of the caches table that is a link into what the command may write: kept from changing, and said', () => {
+    const v = fakeFs(
+      { ...BASE, [`${HOME}/.cargo`]: 'directory', [`${HOME}/.cargo/registry`]: 'directory', [`${HOME}/src/proj.1/evil.toml`]: 'file' },
+      { [`${HOME}/.cargo/config.toml`]: '/home/u/src/proj.1/evil.toml' },
+    );
+    const plan = buildMountPlan({ grants: [w(`${HOME}/.cargo`), w(`${HOME}/src/proj.1`)], homes: [HOME], pathVar: '/usr/bin', dir: `${HOME}/src/proj.1` }, v);
+    expect(ops(plan)).toContain('bind-ro /home/u/.cargo');
+    expect(ops(plan)).not.toContain('bind-rw /home/u/.cargo');
+    expect(plan.warnings).toEqual([expect.stringMatching(/^\/home\/u\/.cargo\/config.toml is a link to \/home\/u\/src\/proj.1\/evil.toml, which the command may write: what runs it later outside \(cargo: cargo configuration/)]);
   });
 
   it('needs nothing for list grants, and keeps / writable when / itself is given with -w', () => {
@@ -233,7 +286,6 @@ describe('planHardening', () => {
     return p;
   }
   const input = { grants, homes: [HOME], env: {}, noNetwork: false, abi: 7, uid: 1000, gid: 1000 };
-  beforeEach(resetProbes);
 
   it('uses namespaces where they work: user, mount, PID, and the mount plan; seccomp for the terminal; no warning', () => {
     const p = probes({ ok: true });
@@ -247,11 +299,22 @@ describe('planHardening', () => {
     expect(h.network).toMatch(/^open/);
   });
 
-  it('probes once per process', () => {
+  it('probes each time it plans: no cache decides for a later run', () => {
     const p = probes({ ok: true });
     planHardening(input, p);
-    planHardening(input, p);
     expect(p.calls).toBe(1);
+    planHardening(input, p);
+    expect(p.calls).toBe(2);
+  });
+
+  it('bwrap: bubblewrap makes the namespaces, so nothing is probed and nothing falls back; --no-network is its network namespace', () => {
+    const p = probes({ ok: false, syscall: 'unshare', code: 'EPERM', errno: 1 });
+    const h = planHardening({ ...input, jail: 'bwrap', noNetwork: true, env: { ARB_CONFINE_NO_NAMESPACES: '1' } }, p);
+    expect(p.calls).toBe(0);
+    expect(h.mode).toBe('namespaces');
+    expect(h.landlockNet).toBe(0n);
+    expect(h.network).toMatch(/loopback only \(bubblewrap's network namespace\)/);
+    expect(h.warnings).toEqual([]);
   });
 
   it('--no-network with namespaces: a network namespace, no Landlock TCP rule (loopback stays usable)', () => {
@@ -284,14 +347,12 @@ describe('planHardening', () => {
 
   it('ARB_CONFINE_NO_NAMESPACES=1 and --landlock-only force Landlock alone without probing', () => {
     for (const extra of [{ env: { ARB_CONFINE_NO_NAMESPACES: '1' } }, { landlockOnly: true }]) {
-      resetProbes();
       const p = probes({ ok: true });
       const h = planHardening({ ...input, ...extra }, p);
       expect(p.calls).toBe(0);
       expect(h.mode).toBe('landlock-only');
       expect(h.warnings[0]).toMatch(/turned off by (ARB_CONFINE_NO_NAMESPACES=1|--landlock-only)/);
     }
-    resetProbes();
     expect(planHardening({ ...input, env: { ARB_CONFINE_NO_NAMESPACES: '0' } }, probes({ ok: true })).mode).toBe('namespaces');
   });
 

@@ -24,47 +24,93 @@ describe('chooseJail', () => {
   });
 });
 
-describe('jailSteps', () => {
+describe('checkRequest: usage errors before anything is made', () => {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { STEPS } = require('../../src/confine/run') as typeof import('../../src/confine/run');
-  const { jailSteps } = require('../../src/confine/jail') as typeof import('../../src/confine/jail');
-  const names = (flags: Record<string, unknown>) =>
-    jailSteps({ flags } as unknown as import('../../src/confine/run').ConfineOptions, STEPS, 'linux').map((s) => s.name);
+  const { checkRequest } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  const { confineRequest } = require('../../src/confine/request') as typeof import('../../src/confine/request');
+  const check = (over: Partial<import('../../src/confine/request').ConfineRequest>, platform: NodeJS.Platform = 'linux') =>
+    checkRequest(confineRequest({ command: 'true', ...over }), platform);
 
-  it("keeps Landlock's steps as they are, adding the preset's", () => {
-    const n = names({});
-    expect(n.filter((x) => !x.startsWith('preset'))).toEqual(STEPS.map((s) => s.name));
-    expect(n.indexOf('preset')).toBe(n.indexOf('environment') + 1);
-    expect(n.indexOf('preset-paths')).toBe(n.indexOf('policy') - 1);
+  it('chooses the platform default, or the jail named, with its mounts parsed', () => {
+    expect(check({}).jail).toBe('landlock');
+    expect(check({}, 'darwin').jail).toBe('seatbelt');
+    expect(check({ jail: 'bwrap', mounts: ['tmpfs:/x'] })).toEqual({ jail: 'bwrap', mounts: parseMounts(['tmpfs:/x']) });
   });
 
-  it('bwrap: checks bwrap and the mounts first, needs no Landlock, and runs last after the policy', () => {
-    const n = names({ jail: 'bwrap', mount: ['tmpfs:/x'] });
-    expect(n[0]).toBe('bwrap-check');
-    expect(n).not.toContain('landlock-abi');
-    expect(n).not.toContain('ruleset');
-    expect(n.indexOf('bwrap')).toBeGreaterThan(n.indexOf('policy'));
-    expect(n.indexOf('fork')).toBeGreaterThan(n.indexOf('bwrap-check'));
+  it('refuses bad choices', () => {
+    expect(() => check({ jail: 'bwrap', mounts: ['ro'] })).toThrow(/too few parts/);
+    expect(() => check({ preset: 'nope' })).toThrow(/unknown preset 'nope'/);
+    expect(() => check({ keepEnv: ['A=B'] })).toThrow();
+    expect(() => check({ rm: true, dir: '/x' })).toThrow(/--rm removes the fork confine makes/);
   });
 
-  it('none: no Landlock, no policy', () => {
-    const n = names({ jail: 'none' });
-    expect(n).not.toContain('landlock-abi');
-    expect(n).not.toContain('policy');
-    expect(n).toContain('no-jail');
+  it('--no-network: the landlock and bwrap jails enforce it; the others refuse', () => {
+    expect(check({ noNetwork: true }).jail).toBe('landlock');
+    expect(check({ noNetwork: true, jail: 'bwrap' }).jail).toBe('bwrap');
+    expect(() => check({ noNetwork: true, jail: 'none' })).toThrow('--no-network needs the landlock or bwrap jail (given: --jail none)');
   });
 
-  it('seatbelt (macOS): no Landlock; sandbox-exec runs the policy, before the Linux hardening', () => {
-    const n = jailSteps({ flags: {} } as unknown as import('../../src/confine/run').ConfineOptions, STEPS, 'darwin').map((s) => s.name);
-    expect(n).not.toContain('landlock-abi');
-    expect(n).not.toContain('ruleset');
-    expect(n.indexOf('seatbelt')).toBe(n.indexOf('policy') + 1);
-    expect(n.indexOf('hardening')).toBeGreaterThan(n.indexOf('seatbelt'));
+  it('an option that takes one value, given twice, is refused where the command line is read', () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { toRequest } = require('../../src/commands/confine') as typeof import('../../src/commands/confine');
+    expect(() => toRequest({ jail: ['bwrap', 'none'] }, { program: 'arb confine', rest: ['true'] })).toThrow('--jail was given 2 times; give it once');
+    expect(toRequest({ mount: 'tmpfs:/x', 'keep-env': ['A', 'B'], 'no-network': true }, { program: 'arb confine', rest: ['ls', '-l'] })).toMatchObject({
+      command: 'ls',
+      args: ['-l'],
+      mounts: ['tmpfs:/x'],
+      keepEnv: ['A', 'B'],
+      noNetwork: true,
+      wait: false,
+    });
+  });
+});
+
+describe("each jail's plan (explain: nothing forked or run)", () => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { planConfine } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  const { confineRequest } = require('../../src/confine/request') as typeof import('../../src/confine/request');
+  const env = { HOME: '/root', PATH: '/usr/bin:/bin' };
+
+  it('landlock: the policy, the namespaces and mount plan, and the ruleset', async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env }), 'explain');
+    expect(plan.jail).toBe('landlock');
+    expect(plan.policy).toBeDefined();
+    expect(plan.landlock?.rules.length).toBeGreaterThan(0);
+    expect(plan.hardening?.mounts.ops.length).toBeGreaterThan(0);
+    expect(plan.fork).toBeUndefined();
   });
 
-  it('refuses bad choices before any step runs', () => {
-    expect(() => names({ jail: 'bwrap', mount: 'ro' })).toThrow(/too few parts/);
-    expect(() => names({ preset: 'nope' })).toThrow(/unknown preset 'nope'/);
-    expect(() => names({ jail: ['bwrap', 'none'] })).toThrow('--jail was given 2 times; give it once');
+  it('bwrap: the same policy, mount plan and ruleset, with the --mount destinations granted, and its runner', async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'bwrap', mounts: ['rw:/srv:/data'] }), 'explain');
+    const landlock = await planConfine(confineRequest({ command: 'true', dir: '/usr', env }), 'explain');
+    expect(plan.hardening?.mounts).toEqual(landlock.hardening?.mounts);
+    expect(plan.landlock?.rules.slice(0, -1)).toEqual(landlock.landlock?.rules);
+    expect(plan.landlock?.rules[plan.landlock.rules.length - 1].path).toBe('/data');
+    expect(plan.namespaces).toBeUndefined(); // bubblewrap's, not the launcher's
+    expect(plan.runner).toBeDefined();
+  });
+
+  it('-w, -r or -d of ~/.ssh, ~/.gnupg, ~/.aws or $XDG_RUNTIME_DIR (or around one) warns, naming what it gives away', async () => {
+    const plan = await planConfine(
+      confineRequest({ command: 'true', dir: '/usr', env: { ...env, XDG_RUNTIME_DIR: '/run/user/4242' }, read: ['~/.ssh/id_ed25519.pub', '/root/.aws'], write: ['/run/user/4242/x', '/root/.gnupg'] }),
+      'explain',
+    );
+    const said = plan.warnings.filter((w) => /only grant it if you trust the command/.test(w));
+    expect(said).toEqual([
+      expect.stringMatching(/^-w \/run\/user\/4242\/x: the command can read and change the sockets of your session/),
+      expect.stringMatching(/^-w \/root\/.gnupg: the command can read and change your GnuPG keys/),
+      expect.stringMatching(/^-r ~\/.ssh\/id_ed25519.pub: the command can read your SSH keys \(\/root\/.ssh\)/),
+      expect.stringMatching(/^-r \/root\/.aws: the command can read your AWS credentials/),
+    ]);
+    const quiet = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, read: ['/root/.sshd-notes'] }), 'explain');
+    expect(quiet.warnings.filter((w) => /only grant it/.test(w))).toEqual([]);
+  });
+
+  it('none: no policy, no Landlock, and the warning', async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'none' }), 'explain');
+    expect(plan.policy).toBeUndefined();
+    expect(plan.landlock).toBeUndefined();
+    expect(plan.warnings[0]).toMatch(/WITHOUT ANY ISOLATION/);
+    expect(plan.env.CLAUDE_CODE_SANDBOXED).toBeUndefined();
   });
 });

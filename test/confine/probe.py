@@ -75,6 +75,16 @@ def run(op, arg):
         c.connect('\0' + arg)
         c.close()
         srv.close()
+    elif op == 'tcp':
+        s = socket.create_connection(('127.0.0.1', int(arg)), timeout=5)
+        s.close()
+    elif op == 'tcpown':
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.bind(('127.0.0.1', 0))
+        srv.listen(1)
+        c = socket.create_connection(srv.getsockname(), timeout=5)
+        c.close()
+        srv.close()
     elif op == 'unix':
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(arg)

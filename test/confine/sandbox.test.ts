@@ -164,7 +164,9 @@ describe.each(MODES)('arb confine: writing (%s)', (_label, m) => {
       `mkdir:${project}/newdir`,
       `create:${home}/.cache/new-${tag}`,
       `create:${home}/.npm/new-${tag}`,
-      `create:${home}/.cargo/new-${tag}`,
+      // In ~/.cargo, its registry (the top stays read-only while cargo's config is missing: see
+      // the caches table, hardening-attacks.test.ts).
+      `create:${home}/.cargo/registry/new-${tag}`,
       `create:/tmp/arb-confine-${tag}`,
       `create:/var/tmp/arb-confine-${tag}`,
       'write:/dev/null',
@@ -185,7 +187,7 @@ describe.each(MODES)('arb confine: writing (%s)', (_label, m) => {
       [`mkdir:${project}/newdir`]: 'OK',
       [`create:${home}/.cache/new-${tag}`]: 'OK',
       [`create:${home}/.npm/new-${tag}`]: 'OK',
-      [`create:${home}/.cargo/new-${tag}`]: 'OK',
+      [`create:${home}/.cargo/registry/new-${tag}`]: 'OK',
       [`create:/tmp/arb-confine-${tag}`]: 'OK',
       [`create:/var/tmp/arb-confine-${tag}`]: 'OK',
       'write:/dev/null': 'OK',
@@ -201,7 +203,7 @@ describe.each(MODES)('arb confine: writing (%s)', (_label, m) => {
       [`unlink:${outside}/file`]: 'EACCES',
       [`mkdir:${home}/.ssh/new`]: 'EACCES',
     });
-    for (const f of [`${home}/.cache/new-${tag}`, `${home}/.npm/new-${tag}`, `${home}/.cargo/new-${tag}`, `/tmp/arb-confine-${tag}`, `/var/tmp/arb-confine-${tag}`]) {
+    for (const f of [`${home}/.cache/new-${tag}`, `${home}/.npm/new-${tag}`, `${home}/.cargo/registry/new-${tag}`, `/tmp/arb-confine-${tag}`, `/var/tmp/arb-confine-${tag}`]) {
       fs.rmSync(f, { force: true });
     }
   });

@@ -13,10 +13,10 @@ const test = itIf(haveUser, env.userMissing ?? 'no test user');
 afterAll(removeUserArea);
 
 /** Starts an outside process and an outside abstract socket, then runs probe.py confined. */
-function probeAgainstOutside(modeEnv: NodeJS.ProcessEnv, project: string, unconfined = false): Record<string, string> {
+function probeAgainstOutside(modeEnv: NodeJS.ProcessEnv, project: string, unconfined = false, extra = ''): Record<string, string> {
   const name = `arb-scope-${process.pid}-${Date.now()}`;
   const listener = `import socket,time\ns=socket.socket(socket.AF_UNIX)\ns.bind('\\0${name}')\ns.listen(5)\nopen('${project}/listening','w').close()\ntime.sleep(30)`;
-  const runner = unconfined ? 'python3' : `node "$CLI" confine -d ${project} -- python3`;
+  const runner = unconfined ? 'python3' : `node "$CLI" confine ${extra} -d ${project} -- python3`;
   const script = [
     'sleep 30 & victim=$!',
     `python3 -c "${listener}" & server=$!`,
@@ -56,6 +56,16 @@ describe('arb confine: signals and abstract unix sockets', () => {
     expect(probeAgainstOutside({ ARB_CONFINE_NO_NAMESPACES: '1' }, project)).toEqual({
       'kill outside': 'EPERM',
       'kill shell': 'EPERM',
+      killown: 'OK',
+      abstract: 'EPERM',
+      abstractown: 'OK',
+    });
+  });
+
+  test('under bwrap (which shares the network, and so the abstract socket namespace): the same are denied, by Landlock inside', () => {
+    expect(probeAgainstOutside({}, project, false, '--jail bwrap')).toEqual({
+      'kill outside': expect.stringMatching(/^(EPERM|ESRCH)$/),
+      'kill shell': expect.stringMatching(/^(EPERM|ESRCH)$/),
       killown: 'OK',
       abstract: 'EPERM',
       abstractown: 'OK',

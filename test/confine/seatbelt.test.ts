@@ -10,7 +10,7 @@ import {
   PathView,
   SANDBOX_EXEC,
   SeatbeltPolicy,
-  confineSeatbelt,
+  runSeatbelt,
   resolveSeatbeltPath,
   resolveSeatbeltPolicy,
   seatbeltArgv,
@@ -18,6 +18,7 @@ import {
   seatbeltProfile,
 } from '../../src/confine/seatbelt';
 import { ArbError } from '../../src/errors';
+import type { Waitable } from '../../src/confine/wait';
 
 // Names that would break out of a string, a list or a line in a profile if they were pasted
 // into its text.
@@ -326,11 +327,11 @@ describe('resolveSeatbeltPolicy', () => {
 
 // --- the runner ------------------------------------------------------------------------------------
 
-describe('confineSeatbelt (with a stand-in sandbox-exec that only runs the command)', () => {
+describe('runSeatbelt, the seatbelt jail\'s runner (with a stand-in sandbox-exec that only runs the command)', () => {
   let dir: string;
   let fakeExec: string;
   let argsFile: string;
-  const base = (): Parameters<typeof confineSeatbelt>[0] => ({
+  const base = (): Parameters<typeof runSeatbelt>[0] => ({
     home: path.join(dir, 'home'),
     directory: path.join(dir, 'work'),
     readable: [],
@@ -339,6 +340,9 @@ describe('confineSeatbelt (with a stand-in sandbox-exec that only runs the comma
     env: { PATH: '/usr/bin:/bin', SEATBELT_ARGS: argsFile },
   });
   const deps = () => ({ inSandbox: () => false, sandboxExec: fakeExec, fromTerminal: () => false });
+  // What waiting needs of confine's plan: no fork, no hooks.
+  const waiting = (): Waitable => ({ program: 'arb confine', command: 'sh', verbose: false, rm: false, beforeStart: [], afterExit: [] });
+  const confineSeatbelt = (run: Parameters<typeof runSeatbelt>[0], d: Parameters<typeof runSeatbelt>[2]) => runSeatbelt(run, waiting(), d);
 
   beforeAll(() => {
     dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'arb-seatbelt-')));
@@ -354,12 +358,12 @@ describe('confineSeatbelt (with a stand-in sandbox-exec that only runs the comma
 
   it('exits as the command did', async () => {
     const r = await confineSeatbelt({ ...base(), command: ['/bin/sh', '-c', 'exit 7'] }, deps());
-    expect(r).toEqual({ status: 7, signal: null, exitCode: 7 });
+    expect(r).toBe(7);
   });
 
   it('exits with 128+N when a signal ends the command', async () => {
     const r = await confineSeatbelt({ ...base(), command: ['/bin/sh', '-c', 'kill -TERM $$'] }, deps());
-    expect(r).toEqual({ status: null, signal: os.constants.signals.SIGTERM, exitCode: 128 + os.constants.signals.SIGTERM });
+    expect(r).toBe(128 + os.constants.signals.SIGTERM);
   });
 
   it('runs the command in the directory with CLAUDE_CODE_SANDBOXED=1', async () => {
@@ -368,7 +372,7 @@ describe('confineSeatbelt (with a stand-in sandbox-exec that only runs the comma
       { ...base(), command: ['/bin/sh', '-c', `printf '%s|%s' "$CLAUDE_CODE_SANDBOXED" "$PWD" > '${out}'`], env: { ...base().env, CLAUDE_CODE_SANDBOXED: '0' } },
       deps(),
     );
-    expect(r.exitCode).toBe(0);
+    expect(r).toBe(0);
     expect(fs.readFileSync(out, 'utf8')).toBe(`1|${path.join(dir, 'work')}`);
   });
 
@@ -399,7 +403,7 @@ describe('confineSeatbelt (with a stand-in sandbox-exec that only runs the comma
     process.emit('SIGINT', 'SIGINT'); // "from the terminal": the command got it already, not again
     await new Promise((r) => setTimeout(r, 200));
     process.emit('SIGTERM', 'SIGTERM');
-    expect(await running).toEqual({ status: 42, signal: null, exitCode: 42 });
+    expect(await running).toBe(42);
     expect(process.listenerCount('SIGTERM')).toBe(before);
   });
 

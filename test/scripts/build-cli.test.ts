@@ -24,6 +24,27 @@ describe('the built executable', () => {
     expect(r.stdout).toBe('false');
   });
 
+  itBundled("makes neither process.stdout nor yargs' help layout where no help is shown, without patching yargs' text", () => {
+    // yargs reads process.stdout.columns when it loads, and requires cliui and string-width: the
+    // bundle makes the first read nothing and the modules lazy (a stand-in module each).
+    const bundle = path.join(DIST, 'cli.bundle.js');
+    const probe = `
+      const d = Object.getOwnPropertyDescriptor(process, 'stdout');
+      let touched = false;
+      Object.defineProperty(process, 'stdout', { configurable: true, get() { touched = true; return d.get.call(process); } });
+      require(${JSON.stringify(bundle)}).main(['confine', '--explain', '-d', '/usr', 'true']).then((status) => {
+        require('fs').writeSync(2, 'status=' + status + ' touched=' + touched + '\\n');
+      });`;
+    const r = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
+    expect(r.stderr).toContain('status=0 touched=false');
+    const text = fs.readFileSync(bundle, 'utf8');
+    expect(text).toMatch(/lazy-help:.*cliui/);
+    expect(text).toMatch(/lazy-help:.*string-width/);
+    // And help, which needs them, still lays out.
+    const help = spawnSync(process.execPath, [path.join(DIST, 'cli.js'), 'confine', '--help'], { encoding: 'utf8' });
+    expect(help.stdout).toMatch(/--no-network\s+no network/);
+  });
+
   itBundled('runs a bundle changed after its cache was made as changed, not as cached', () => {
     // V8 matches a cache to its source by length only: the loader takes the cache only if the
     // bundle is no newer. Here the version in the bundle changes, keeping its length.

@@ -28,7 +28,7 @@ function writablePaths(plan: ConfinePlan): string[] {
 }
 
 export const brokerStep: ConfineStep = async (plan) => {
-  if (plan.options.flags.headless) return;
+  if (plan.options.headless) return;
   const cli = path.join(arbRoot(), 'dist', 'cli.js');
   const programs = findTools(plan.options.env.PATH, TOOLS, cli);
   if (Object.keys(programs).length === 0) return;

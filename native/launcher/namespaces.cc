@@ -1,17 +1,19 @@
 // The namespace layer: the command gets its own user, mount, IPC, PID (and, with --no-network,
 // network) namespaces, where the file system outside the writable paths is read-only, /run and
 // the like are masked, /tmp is private, and /proc shows only the command's own processes.
-// TypeScript (src/confine/hardening.ts) decides every path and the order of the mount steps;
-// this file carries them out in the child of landlockSpawn, and reports the errno of what failed.
-//
-// Everything here runs after fork() in the child of a multi-threaded process: it formats into
-// stack buffers and allocates nothing but what ErrnoFailure carries out on failure.
+// TypeScript (src/confine/mount-plan.ts) decides every path and the order of the mount steps;
+// this file carries them out in the launcher (a single-threaded process of its own, so
+// unshare(CLONE_NEWUSER) works and nothing here runs in a fork of Node), and reports the errno of
+// what failed.
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -24,11 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/errno_error.h"
+#include "common/errno_failure.h"
 #include "common/unique_fd.h"
-#include "linux/error_pipe.h"
-#include "linux/layers.h"
-#include "linux/modules.h"
+#include "launcher/layers.h"
 
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
@@ -37,14 +37,16 @@
 namespace arb {
 namespace {
 
-bool Fail(ErrnoFailure* f, int err, const char* syscall, const std::string& path = std::string()) {
+// Takes the errno as read by the caller first, and the path as a C string, so that no
+// allocation (a std::string made for the argument) runs before errno is read.
+bool Fail(ErrnoFailure* f, int err, const char* syscall, const char* path = "") {
   f->err = err;
   f->syscall = syscall;
   f->path = path;
   return false;
 }
 
-// --- small helpers that are safe after fork ----------------------------------------------------
+// --- small helpers ----------------------------------------------------------------------------
 
 // Writes "N N 1\n" (an id mapped to itself) into buf; returns its length.
 size_t FormatIdMap(char* buf, size_t size, unsigned long id) {
@@ -161,10 +163,10 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
       // A path that vanished since TypeScript looked is not bound: its absence only takes
       // access away.
       if (errno == ENOENT) continue;
-      return Fail(f, errno, "open_tree", from);
+      return Fail(f, errno, "open_tree", from.c_str());
     }
     if (op.kind == MountOp::kBindReadOnly && SetReadOnly(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE) != 0) {
-      return Fail(f, errno, "mount_setattr", op.path);
+      return Fail(f, errno, "mount_setattr", op.path.c_str());
     }
   }
 
@@ -176,9 +178,14 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
       case MountOp::kMask:
       case MountOp::kTmpfs: {
         if (!Exists(op.path) && !MakeMountPoint(op.path.c_str(), op.path.size(), true, f)) return false;
-        const char* options = op.kind == MountOp::kMask ? "mode=0755" : "mode=1777";
-        if (mount("tmpfs", op.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) {
-          return Fail(f, errno, "mount", op.path);
+        // A private tmpfs has a size limit (TypeScript's choice, in bytes), so a command cannot
+        // fill the machine's memory through /tmp or /dev/shm.
+        char mode[32];
+        snprintf(mode, sizeof mode, "mode=%04o", op.mode != 0 ? op.mode : op.kind == MountOp::kMask ? 0755U : 01777U);
+        std::string options = mode;
+        if (op.size > 0) options += ",size=" + std::to_string(op.size);
+        if (mount("tmpfs", op.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+          return Fail(f, errno, "mount", op.path.c_str());
         }
         break;
       }
@@ -187,7 +194,7 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
         // and read keystrokes from. A new instance holds only the ones it opens; /dev/ptmx finds
         // it as the "pts" beside it. Its own terminal stays open as fds 0-2 and /dev/tty.
         if (mount("devpts", op.path.c_str(), "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
-          return Fail(f, errno, "mount", op.path);
+          return Fail(f, errno, "mount", op.path.c_str());
         }
         break;
       case MountOp::kBindReadWrite:
@@ -195,11 +202,11 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
         if (trees[i] < 0) break;
         if (!Exists(op.path)) {
           struct stat st;
-          if (fstat(trees[i], &st) != 0) return Fail(f, errno, "fstat", op.path);
+          if (fstat(trees[i], &st) != 0) return Fail(f, errno, "fstat", op.path.c_str());
           if (!MakeMountPoint(op.path.c_str(), op.path.size(), S_ISDIR(st.st_mode), f)) return false;
         }
         if (MoveMount(trees[i], "", AT_FDCWD, op.path.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
-          return Fail(f, errno, "move_mount", op.path);
+          return Fail(f, errno, "move_mount", op.path.c_str());
         }
         break;
       }
@@ -207,7 +214,7 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
         size_t slash = op.path.rfind('/');
         if (slash != 0 && slash != std::string::npos && !MakeMountPoint(op.path.c_str(), slash, true, f)) return false;
         if (symlink(op.target.c_str(), op.path.c_str()) != 0 && errno != EEXIST) {
-          return Fail(f, errno, "symlink", op.path);
+          return Fail(f, errno, "symlink", op.path.c_str());
         }
         break;
       }
@@ -216,7 +223,7 @@ bool ApplyMounts(const MountPlan& plan, ErrnoFailure* f) {
 
   for (const MountOp& op : plan.ops) {
     if (op.kind == MountOp::kMask && SetReadOnly(AT_FDCWD, op.path.c_str(), 0) != 0) {
-      return Fail(f, errno, "mount_setattr", op.path);
+      return Fail(f, errno, "mount_setattr", op.path.c_str());
     }
   }
   return true;
@@ -348,153 +355,120 @@ void CloseAbove2() {
   }
 }
 
-// --- parsing (before fork) -----------------------------------------------------------------
-
-bool BoolField(Napi::Object o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return false;
-  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " must be a boolean");
-  return v.As<Napi::Boolean>().Value();
-}
-
-uint32_t IdField(Napi::Object o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (d < 0 || d > 4294967294.0 || d != static_cast<double>(static_cast<uint32_t>(d))) {
-    throw Napi::TypeError::New(o.Env(), std::string("namespaces.") + key + " is not an id");
+// Kills, with SIGKILL, every process whose parent is this one but `except`, by a look at /proc:
+// what the command left running was reparented here (PR_SET_CHILD_SUBREAPER). Returns how many.
+int KillChildren(pid_t except) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  pid_t self = getpid();
+  int killed = 0;
+  while (struct dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid <= 0 || pid == except) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) continue;
+    char buf[512];
+    ssize_t n = read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
+    char* close = strrchr(buf, ')');
+    if (close == nullptr) continue;
+    char state;
+    long ppid;
+    if (sscanf(close + 1, " %c %ld", &state, &ppid) != 2 || ppid != self) continue;
+    if (kill(static_cast<pid_t>(pid), SIGKILL) == 0) killed++;
   }
-  return static_cast<uint32_t>(d);
-}
-
-std::string PathField(Napi::Object o, const char* key, bool absolute) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsString()) throw Napi::TypeError::New(o.Env(), std::string("namespaces.mounts[].") + key + " must be a string");
-  std::string s = v.As<Napi::String>().Utf8Value();
-  if (s.empty() || s.find('\0') != std::string::npos || s.size() >= PATH_MAX || (absolute && s[0] != '/')) {
-    throw Napi::TypeError::New(o.Env(), std::string("namespaces.mounts[].") + key + " is not a usable path: " + s);
-  }
-  return s;
-}
-
-MountOp::Kind KindOf(Napi::Env env, const std::string& kind) {
-  if (kind == "bind-rw") return MountOp::kBindReadWrite;
-  if (kind == "bind-ro") return MountOp::kBindReadOnly;
-  if (kind == "mask") return MountOp::kMask;
-  if (kind == "tmpfs") return MountOp::kTmpfs;
-  if (kind == "devpts") return MountOp::kDevpts;
-  if (kind == "symlink") return MountOp::kSymlink;
-  throw Napi::TypeError::New(env, "namespaces.mounts[].kind is unknown: " + kind);
-}
-
-// --- the probe -----------------------------------------------------------------------------
-
-struct WireFailure {
-  int32_t err;
-  char syscall[32];
-  char path[256];
-};
-
-// namespacesProbe(plan) -> {ok, errno?, syscall?, path?}
-// pipe2 -> fork -> child: EnterNamespaces(plan), then _exit(0) in the command's place, or the
-// failure over the pipe. Tells whether this machine lets an unprivileged process make the
-// namespaces confine would make, with the very steps confine takes, without running anything.
-Napi::Value NamespacesProbe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsObject()) throw Napi::TypeError::New(env, "namespacesProbe(plan) needs a plan");
-  NamespacePlan plan;
-  ParseNamespacePlan(info[0].As<Napi::Object>(), &plan);
-  ErrnoFailure failure;
-
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) throw ErrnoError(env, errno, "pipe2");
-  UniqueFd readEnd(p[0]);
-  UniqueFd writeEnd(p[1]);
-
-  sigset_t old;
-  BlockAll(&old);
-  pid_t pid = fork();
-  if (pid == 0) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++) {
-      if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (EnterNamespaces(plan, &failure)) _exit(0);
-    WireFailure w;
-    memset(&w, 0, sizeof w);
-    w.err = failure.err;
-    strncpy(w.syscall, failure.syscall.c_str(), sizeof w.syscall - 1);
-    strncpy(w.path, failure.path.c_str(), sizeof w.path - 1);
-    ssize_t ignored = write(writeEnd.get(), &w, sizeof w);
-    (void)ignored;
-    _exit(1);
-  }
-  int forkErr = errno;
-  sigprocmask(SIG_SETMASK, &old, nullptr);
-  if (pid < 0) throw ErrnoError(env, forkErr, "fork");
-  writeEnd.reset();
-
-  WireFailure w;
-  memset(&w, 0, sizeof w);
-  size_t got = ReadWire(readEnd.get(), &w);
-  int status = 0;
-  WaitChild(pid, &status);
-  Napi::Object result = Napi::Object::New(env);
-  bool ok = got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  result.Set("ok", Napi::Boolean::New(env, ok));
-  if (!ok) {
-    w.syscall[sizeof w.syscall - 1] = '\0';
-    w.path[sizeof w.path - 1] = '\0';
-    bool complete = got == sizeof w;
-    result.Set("errno", Napi::Number::New(env, complete ? w.err : EIO));
-    result.Set("syscall", Napi::String::New(env, complete ? w.syscall : "waitpid"));
-    if (complete && w.path[0] != '\0') result.Set("path", Napi::String::New(env, w.path));
-  }
-  return result;
-}
-
-Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
-  return Napi::Boolean::New(info.Env(), SeccompFilterAvailable());
+  closedir(proc);
+  return killed;
 }
 
 }  // namespace
 
-void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan) {
-  Napi::Env env = spec.Env();
-  plan->enabled = true;
-  plan->pid = BoolField(spec, "pid");
-  plan->net = BoolField(spec, "net");
-  plan->uid = static_cast<uid_t>(IdField(spec, "uid"));
-  plan->gid = static_cast<gid_t>(IdField(spec, "gid"));
-  Napi::Value ro = spec.Get("readOnlyRoot");
-  plan->mounts.readOnlyRoot = ro.IsUndefined() ? true : ro.ToBoolean().Value();
-  plan->mounts.ops.clear();
-  Napi::Value mounts = spec.Get("mounts");
-  if (mounts.IsUndefined()) return;
-  if (!mounts.IsArray()) throw Napi::TypeError::New(env, "namespaces.mounts must be an array");
-  Napi::Array a = mounts.As<Napi::Array>();
-  if (a.Length() > kMaxMountOps) throw Napi::TypeError::New(env, "namespaces.mounts has too many steps");
-  for (uint32_t i = 0; i < a.Length(); i++) {
-    Napi::Value item = a.Get(i);
-    if (!item.IsObject()) throw Napi::TypeError::New(env, "namespaces.mounts[] must be objects");
-    Napi::Object o = item.As<Napi::Object>();
-    Napi::Value kind = o.Get("kind");
-    if (!kind.IsString()) throw Napi::TypeError::New(env, "namespaces.mounts[].kind must be a string");
-    MountOp op;
-    op.kind = KindOf(env, kind.As<Napi::String>().Utf8Value());
-    op.path = PathField(o, "path", true);
-    if (op.kind == MountOp::kSymlink) op.target = PathField(o, "target", false);
-    if ((op.kind == MountOp::kBindReadWrite || op.kind == MountOp::kBindReadOnly) && !o.Get("source").IsUndefined()) {
-      op.source = PathField(o, "source", true);
+// The launcher's parent, outside the command, when there is no PID namespace to end what the
+// command leaves running: a child subreaper (set before the command was forked), it passes
+// signals on by the rule above, waits for the command, then kills what is left (reparented here
+// however it detached) until nothing is, and exits as the command did.
+[[noreturn]] void SubreapAndExit(pid_t command, const sigset_t* mask) {
+  CloseAbove2();
+  gForwardTo = command;
+  InstallForwarding();
+  sigprocmask(SIG_SETMASK, mask, nullptr);
+  int commandStatus = -1;
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing is left
     }
-    plan->mounts.ops.push_back(std::move(op));
+    if (pid == command) {
+      commandStatus = status;
+      gForwardTo = 0;
+    }
+    if (commandStatus != -1) KillChildren(0);
   }
+  if (commandStatus == -1) _exit(127);
+  ExitAs(commandStatus);
+}
+
+// pipe2 -> fork -> child: EnterNamespaces(probe), then _exit(0) in the command's place, or the
+// failure over the pipe ("syscall\0errno\0path\0"). The launcher is single-threaded, so the
+// fork is cheap and safe; the child dies with it.
+bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return Fail(failure, errno, "pipe2");
+  UniqueFd readEnd(p[0]);
+  UniqueFd writeEnd(p[1]);
+  sigset_t mask;
+  BlockAll(&mask);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    return Fail(failure, err, "fork");
+  }
+  if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    readEnd.reset();
+    ErrnoFailure f;
+    if (EnterNamespaces(probe, &f)) _exit(0);
+    std::string record = f.syscall + '\0' + std::to_string(f.err) + '\0' + f.path + '\0';
+    ssize_t ignored = write(writeEnd.get(), record.data(), record.size());
+    (void)ignored;
+    _exit(1);
+  }
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  writeEnd.reset();
+  std::string got;
+  char buf[512];
+  for (;;) {
+    ssize_t n = read(readEnd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  size_t a = got.find('\0');
+  size_t b = a == std::string::npos ? a : got.find('\0', a + 1);
+  if (b == std::string::npos) {
+    failure->err = EIO;
+    failure->syscall = "waitpid";
+    failure->path = "";
+    return false;
+  }
+  size_t c = got.find('\0', b + 1);
+  failure->syscall = got.substr(0, a);
+  failure->err = atoi(got.substr(a + 1, b - a - 1).c_str());
+  failure->path = got.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
+  return false;
 }
 
 // unshare -> setgroups "deny", uid_map, gid_map (the user mapped to itself, so files keep
@@ -536,15 +510,17 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
 
   // Init. If the reaper is killed, init goes, and with it the whole namespace.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    int err = errno;  // before sigprocmask, which may change it
     sigprocmask(SIG_SETMASK, &mask, nullptr);
-    return Fail(failure, errno, "prctl");
+    return Fail(failure, err, "prctl");
   }
   // A /proc of this PID namespace, mounted by a process in it: the command sees its own
   // processes only. nosuid/nodev/noexec: at least as strict as a host /proc usually is, which a
   // user namespace must keep.
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    int err = errno;
     sigprocmask(SIG_SETMASK, &mask, nullptr);
-    return Fail(failure, errno, "mount", "/proc");
+    return Fail(failure, err, "mount", "/proc");
   }
   pid_t command = fork();
   if (command < 0) {
@@ -559,11 +535,6 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
   DefaultForwarded();
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   return true;
-}
-
-void RegisterNamespaces(Napi::Env env, Napi::Object exports) {
-  exports.Set("namespacesProbe", Napi::Function::New(env, NamespacesProbe, "namespacesProbe"));
-  exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable, "seccompAvailable"));
 }
 
 }  // namespace arb

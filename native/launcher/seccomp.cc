@@ -23,7 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "linux/layers.h"
+#include "common/errno_failure.h"
+#include "launcher/layers.h"
 
 namespace arb {
 namespace {
@@ -56,8 +57,7 @@ constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
 constexpr uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
 constexpr uint32_t Errno(int err) { return SECCOMP_RET_ERRNO | (static_cast<uint32_t>(err) & SECCOMP_RET_DATA); }
 
-// A small assembler over a fixed array, so the filter is built without allocating (this runs in
-// the child of a multi-threaded process). Jumps are resolved by label once all is emitted.
+// A small assembler over a fixed array, so the filter is built without allocating. Jumps are resolved by label once all is emitted.
 class Program {
  public:
   static constexpr int kMax = 64;
@@ -149,24 +149,12 @@ bool BuildFilter(const SeccompPlan& plan, Program* p, struct sock_fprog* prog) {
   return p->Finish(prog);
 }
 
-bool ReadBool(Napi::Object o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return false;
-  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string("seccomp.") + key + " must be a boolean");
-  return v.As<Napi::Boolean>().Value();
-}
-
 }  // namespace
-
-void ParseSeccompPlan(Napi::Object spec, SeccompPlan* plan) {
-  plan->denyTerminalInjection = ReadBool(spec, "denyTerminalInjection");
-  plan->denyNetwork = ReadBool(spec, "denyNetwork");
-}
 
 // prctl(PR_SET_NO_NEW_PRIVS) -> seccomp(SECCOMP_SET_MODE_FILTER) (or prctl(PR_SET_SECCOMP) where
 // the seccomp system call is missing). NO_NEW_PRIVS is what lets an unprivileged process install
-// a filter; Landlock set it already, setting it again is harmless. No TSYNC: the caller is the
-// single thread of a forked child.
+// a filter; Landlock set it already, setting it again is harmless. No TSYNC: the launcher is
+// single-threaded.
 bool ApplySeccomp(const SeccompPlan& plan, ErrnoFailure* failure) {
   if (!plan.denyTerminalInjection && !plan.denyNetwork) return true;
   Program program;
@@ -186,13 +174,6 @@ bool ApplySeccomp(const SeccompPlan& plan, ErrnoFailure* failure) {
   failure->err = errno;
   failure->syscall = "seccomp";
   return false;
-}
-
-// seccomp(SECCOMP_GET_ACTION_AVAIL, SECCOMP_RET_ERRNO): 0 where filters returning an errno are
-// supported (Linux 4.14+ with CONFIG_SECCOMP_FILTER). Asks, installs nothing.
-bool SeccompFilterAvailable() {
-  uint32_t action = SECCOMP_RET_ERRNO;
-  return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
 }  // namespace arb
