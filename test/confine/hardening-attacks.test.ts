@@ -241,13 +241,13 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
   });
 
   test('what it needs stays writable and usable: the project, caches, /var/tmp, /tmp, /dev/shm, /dev/null, new pseudo-terminals', () => {
-    const ops = [`write:${project}/w.txt`, `write:${home}/.cache/hardening-${process.pid}`, `write:/var/tmp/arb-hardening-${process.pid}`, `write:/tmp/arb-hardening-${process.pid}.txt`, 'write:/dev/shm/arb-hardening', 'write:/dev/null', `read:${home}/.gitconfig`];
+    const ops = [`write:${project}/w.txt`, `write:${home}/.cache/hardening-${process.pid}`, `write:/var/tmp/arb-hardening-${process.pid}`, `write:/tmp/arb-hardening-${process.pid}.txt`, `write:/dev/shm/arb-hardening-${process.pid}`, 'write:/dev/null', `read:${home}/.gitconfig`];
     const p = probe(modeEnv, ['-d', project], ops);
     expect(answers(p, ops)).toEqual(Object.fromEntries(ops.map((op) => [op, 'OK'])));
     fs.rmSync(`${home}/.cache/hardening-${process.pid}`, { force: true });
     fs.rmSync(`/tmp/arb-hardening-${process.pid}.txt`, { force: true });
     fs.rmSync(`/var/tmp/arb-hardening-${process.pid}`, { force: true });
-    if (!ns) fs.rmSync('/dev/shm/arb-hardening', { force: true });
+    if (!ns) fs.rmSync(`/dev/shm/arb-hardening-${process.pid}`, { force: true });
     const pty = arbAsUser(['confine', '-d', project, '--', 'python3', '-c', 'import os; m, s = os.openpty(); os.write(s, b"hi"); print(os.read(m, 2).decode())'], { env: modeEnv });
     expect(pty.stdout.trim()).toBe('hi');
   });
