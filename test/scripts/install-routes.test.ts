@@ -70,6 +70,11 @@ function expectWorkingArb(bin: string, man1: string, work: string, tag: string):
   expect(diff.stdout).toContain('\n+b\n');
   const confine = spawnSync(path.join(bin, 'confine'), ['--explain', '-d', `${dir}.1`, 'true'], { env: userEnv(), encoding: 'utf8' });
   expect(confine.status).toBe(0);
+  // A command really confined: the launcher installed beside the addon applies the sandbox.
+  const ran = spawnSync(path.join(bin, 'confine'), ['-d', `${dir}.1`, 'sh', '-c', 'echo confined > made-inside'], { env: userEnv(), encoding: 'utf8' });
+  expect(ran.stderr).not.toMatch(/launcher/);
+  expect(ran.status).toBe(0);
+  expect(fs.readFileSync(path.join(`${dir}.1`, 'made-inside'), 'utf8')).toBe('confined\n');
 }
 
 /** `readelf -h`'s class and machine of a file. */
@@ -138,6 +143,7 @@ describe('the packed tarball', () => {
     needTarball();
     const list = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
     expect(list).toContain(`package/prebuilds/${HOST}/arb.glibc.node`);
+    expect(list).toContain(`package/prebuilds/${HOST}/arb-launcher`);
     expect(list.filter((f) => f.startsWith('package/build/') || f.startsWith('package/src/') || f.startsWith('package/test/'))).toEqual([]);
     expect(list).toEqual(expect.arrayContaining(['package/dist/cli.js', 'package/scripts/install-addon.js', 'package/CMakeLists.txt', 'package/man/arb.1']));
     const unpacked = path.join(work, 'unpacked');
@@ -156,6 +162,7 @@ describe('the packed tarball', () => {
       return;
     }
     expect(elf(arm)).toBe('Class: ELF64; Machine: AArch64');
+    expect(elf(path.join(path.dirname(arm), 'arb-launcher'))).toBe('Class: ELF64; Machine: AArch64');
   });
 
   itIf(HOST === 'linux-x64' || HOST === 'linux-arm64', `no prebuilt addon is made for ${HOST}`)(
