@@ -12,31 +12,13 @@ import * as fs from 'node:fs';
 
 import { ArbError } from '../errors';
 import type { PrivateRepo } from '../git/private-git';
-import { GitDirs, repositoryAt } from '../tree/repo';
+import { GitDirs, readSmall, repositoryAt } from '../tree/repo';
 import { Root, realRootBytes } from '../tree/paths';
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
 function b(latin1: string): Buffer {
   return Buffer.from(latin1, 'latin1');
-}
-
-/** A small regular file's text (never through a link), or undefined. */
-function readRegular(p: string, max = 1 << 26): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(b(p), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
-    return fs.readFileSync(fd).toString('latin1');
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** A repository's refs: name -> object id (loose refs over packed ones, as git reads them). */
@@ -45,7 +27,7 @@ export function readRefs(dirs: GitDirs): Map<string, string> {
   if (fs.existsSync(b(`${dirs.commonDir}/reftable`))) {
     throw new ArbError('ARB_GIT', `cannot read the refs of '${dirs.commonDir}': reftable repositories are not read`);
   }
-  const packed = readRegular(`${dirs.commonDir}/packed-refs`);
+  const packed = readSmall(`${dirs.commonDir}/packed-refs`, 1 << 26);
   for (const line of packed?.split('\n') ?? []) {
     const m = /^([0-9a-f]{40,64}) (refs\/.+)$/.exec(line);
     if (m && OID.test(m[1])) refs.set(m[2], m[1]);
@@ -67,7 +49,7 @@ export function readRefs(dirs: GitDirs): Map<string, string> {
       }
       if (st.isDirectory()) walk(child);
       else if (st.isFile()) {
-        const oid = readRegular(`${dirs.commonDir}/${child}`, 4096)?.trim();
+        const oid = readSmall(`${dirs.commonDir}/${child}`)?.trim();
         if (oid && OID.test(oid)) refs.set(child, oid);
       }
     }
@@ -81,7 +63,7 @@ export function readRefs(dirs: GitDirs): Map<string, string> {
     /* no worktrees */
   }
   heads.forEach((h, i) => {
-    const oid = readRegular(h, 4096)?.trim();
+    const oid = readSmall(h)?.trim();
     if (oid && OID.test(oid)) refs.set(i === 0 ? 'HEAD' : `worktree HEAD ${i}`, oid);
   });
   return refs;
@@ -131,7 +113,7 @@ export async function workOnlyInFork(repo: PrivateRepo, dir: Root, fork: Root, b
   const objects = (dirs: GitDirs) => repo.alias(b(`${dirs.commonDir}/objects`));
   const alternates = [dirDirs, baseDirs].filter((d): d is GitDirs => !!d && fs.existsSync(b(`${d.commonDir}/objects`))).map(objects);
   // A shallow fork's history stops where its `shallow` file says, as git's would.
-  const shallow = readRegular(`${forkDirs.commonDir}/shallow`);
+  const shallow = readSmall(`${forkDirs.commonDir}/shallow`, 1 << 26);
   const shallowFile = `${repo.gitDir}/shallow`;
   if (shallow !== undefined) fs.writeFileSync(shallowFile, shallow, 'latin1');
   try {

@@ -28,8 +28,8 @@ function lstat(p: string): fs.Stats | undefined {
   }
 }
 
-/** A small file's content (never through a link), or undefined. */
-function readSmall(p: string, max = 4096): string | undefined {
+/** A small regular file's content as latin1 (never through a link), or undefined. */
+export function readSmall(p: string, max = 4096): string | undefined {
   let fd: number;
   try {
     fd = fs.openSync(b(p), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
