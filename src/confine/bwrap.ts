@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
 import { LinkView, RUN_LATER, forkNeighbours, nodeLinks, resolveWithLinks } from './hardening';
 import { runAndWait } from './jail';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
@@ -71,12 +72,6 @@ const PRIVATE_PROC = '/proc';
 const PRIVATE_TMP = '/tmp';
 const MASKED_RUN = '/run';
 
-/** True if p is base or below it. Both absolute and normalized. */
-export function isUnder(p: string, base: string): boolean {
-  if (base === '/') return true;
-  return p === base || p.startsWith(`${base}/`);
-}
-
 function depth(p: string): number {
   return p === '/' ? 0 : p.split('/').length - 1;
 }
@@ -108,8 +103,8 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' |
   const add = (raw: string, write: boolean) => {
     if (!path.posix.isAbsolute(raw)) return;
     const p = normal(raw);
-    if (p === '/' || p === PRIVATE_TMP || isUnder(p, PRIVATE_DEV) || isUnder(p, PRIVATE_PROC)) return;
-    if (!write && !homes.some((h) => p !== h && isUnder(p, h))) return;
+    if (p === '/' || p === PRIVATE_TMP || isInside(p, PRIVATE_DEV, 'lexical') || isInside(p, PRIVATE_PROC, 'lexical')) return;
+    if (!write && !homes.some((h) => p !== h && isInside(p, h, 'lexical'))) return;
     byPath.set(p, (byPath.get(p) ?? false) || write);
   };
   for (const p of plan.readable) add(p, false);
@@ -117,7 +112,7 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' |
   add(plan.dir, true);
   const writable = [...byPath].filter(([, w]) => w).map(([p]) => p);
   const binds = [...byPath]
-    .filter(([p]) => !writable.some((q) => q !== p && isUnder(p, q)))
+    .filter(([p]) => !writable.some((q) => q !== p && isInside(p, q, 'lexical')))
     .map(([p, w]) => ({ path: p, write: w }));
   // The exception: what runs outside later, read-only inside a writable cache. protectedPaths
   // checked that each is really there (links resolved), so no planted link is followed.
@@ -125,7 +120,7 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' |
     if (!path.posix.isAbsolute(raw)) continue;
     const p = normal(raw);
     if (byPath.get(p) === true || binds.some((b) => b.path === p)) continue;
-    if (writable.some((q) => q !== p && isUnder(p, q))) binds.push({ path: p, write: false });
+    if (writable.some((q) => q !== p && isInside(p, q, 'lexical'))) binds.push({ path: p, write: false });
   }
   // Stable: parents before children, then in name order so the list is the same every time.
   return binds.sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -143,7 +138,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   if (plan.homes.length === 0) throw new ArbError('ARB_INTERNAL', 'the bwrap jail was given no home directory to mask');
   // A home inside another is masked with it.
   const all = [...new Set(plan.homes.map(normal))];
-  const homes = all.filter((h) => !all.some((o) => o !== h && isUnder(h, o))).sort();
+  const homes = all.filter((h) => !all.some((o) => o !== h && isInside(h, o, 'lexical'))).sort();
   if (!path.posix.isAbsolute(plan.dir)) {
     throw new ArbError('ARB_INTERNAL', `the directory '${plan.dir}' given to the bwrap jail is not absolute`);
   }
@@ -167,7 +162,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // bound back: the resolver configuration, and an empty private runtime directory.
   a.push('--tmpfs', MASKED_RUN);
   for (const p of plan.keepUnderRun ?? []) {
-    if (path.posix.isAbsolute(p) && isUnder(normal(p), MASKED_RUN)) a.push('--ro-bind-try', normal(p), normal(p));
+    if (path.posix.isAbsolute(p) && isInside(normal(p), MASKED_RUN, 'lexical')) a.push('--ro-bind-try', normal(p), normal(p));
   }
   // The home directory: empty, with the policy's paths bound back. Paths that do not exist are
   // skipped (-try), as Landlock skips them.
@@ -186,7 +181,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   const masks = [...homes, PRIVATE_TMP, MASKED_RUN];
   const links = (plan.links ?? [])
     .map((l) => ({ location: normal(l.location), target: l.target }))
-    .filter((l) => masks.some((m) => l.location !== m && isUnder(l.location, m)) && !binds.some((b) => isUnder(l.location, b.path)))
+    .filter((l) => masks.some((m) => l.location !== m && isInside(l.location, m, 'lexical')) && !binds.some((b) => isInside(l.location, b.path, 'lexical')))
     .sort((x, y) => depth(x.location) - depth(y.location) || (x.location < y.location ? -1 : 1));
   for (const l of links) a.push('--symlink', l.target, l.location);
   // The user's mounts, after the defaults, so that one can override a default for the same
@@ -199,7 +194,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // that mount read-only instead (e.g. -d ~, or --mount rw:/x:/run).
   const later = [...binds.map((b) => b.path), ...(plan.mounts ?? []).map((m) => m.dest)];
   for (const mask of [MASKED_RUN, ...homes, '/']) {
-    if (!later.some((d) => isUnder(mask, d))) a.push('--remount-ro', mask);
+    if (!later.some((d) => isInside(mask, d, 'lexical'))) a.push('--remount-ro', mask);
   }
 
   a.push('--chdir', dir);
@@ -216,14 +211,14 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
  */
 export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' | 'writable' | 'mounts' | 'keepUnderRun'>): boolean {
   const file = normal(p);
-  const masked = [...plan.homes.map(normal), PRIVATE_TMP, MASKED_RUN].filter((m) => isUnder(file, m));
+  const masked = [...plan.homes.map(normal), PRIVATE_TMP, MASKED_RUN].filter((m) => isInside(file, m, 'lexical'));
   if (masked.length === 0) return true;
   const shown = [
     ...policyBinds(plan).map((b) => b.path),
     ...(plan.keepUnderRun ?? []).map(normal),
     ...(plan.mounts ?? []).filter((m) => m.source !== undefined && m.source === m.dest).map((m) => m.dest),
   ];
-  return shown.some((s) => isUnder(file, s));
+  return shown.some((s) => isInside(file, s, 'lexical'));
 }
 
 // --- facts and running: the only parts that touch the system ------------------------------
@@ -270,7 +265,7 @@ export function gatherBwrapFacts(env: NodeJS.ProcessEnv = process.env): BwrapFac
   for (const f of ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf']) {
     try {
       const real = fs.realpathSync(f);
-      if (isUnder(real, MASKED_RUN)) keepUnderRun.push(real);
+      if (isInside(real, MASKED_RUN, 'lexical')) keepUnderRun.push(real);
     } catch {
       /* absent or dangling: nothing to keep */
     }
@@ -283,7 +278,7 @@ export function gatherBwrapFacts(env: NodeJS.ProcessEnv = process.env): BwrapFac
     try {
       runtimeDir = fs.realpathSync(given);
     } catch {
-      runtimeDir = isUnder(path.normalize(given), MASKED_RUN) ? path.normalize(given) : undefined;
+      runtimeDir = isInside(path.normalize(given), MASKED_RUN, 'lexical') ? path.normalize(given) : undefined;
     }
   }
   return { root, runtimeDir, keepUnderRun };
@@ -326,8 +321,8 @@ export function protectedPaths(
     const { real } = resolveWithLinks(c, view);
     const kind = view.lstat(real);
     if (kind !== 'directory' && kind !== 'file') continue;
-    if (isUnder(real, input.dir)) continue;
-    if (!input.writable.some((w) => w !== real && isUnder(real, w))) continue;
+    if (isInside(real, input.dir, 'lexical')) continue;
+    if (!input.writable.some((w) => w !== real && isInside(real, w, 'lexical'))) continue;
     if (!out.includes(real)) out.push(real);
   }
   return out;

@@ -23,6 +23,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError, usageError } from '../errors';
+import { isInside } from '../paths/inside';
 import type { MountOpSpec, NamespacePlanSpec, NamespaceProbeResult, SeccompPlanSpec } from '../native';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
 import type { ConfinePlan, ConfineStep } from './run';
@@ -151,11 +152,6 @@ export interface MountPlan {
  */
 export const RUN_LATER: readonly string[] = ['.cargo/env', '.cargo/env.fish', '.cargo/env.nu', '.cargo/config', '.cargo/config.toml'];
 
-function isInside(p: string, dir: string): boolean {
-  if (dir === '/') return p.startsWith('/');
-  return p === dir || p.startsWith(`${dir}/`);
-}
-
 function depth(p: string): number {
   return p === '/' ? 0 : p.split('/').length - 1;
 }
@@ -203,7 +199,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   for (const [p, why] of privates) {
     const real = existingDir(p);
     // Not the directory the command works in, nor a part of it: that is its work, kept.
-    if (real && !(input.dir && isInside(real, input.dir))) offer({ kind: 'tmpfs', path: real, why });
+    if (real && !(input.dir && isInside(real, input.dir, 'lexical'))) offer({ kind: 'tmpfs', path: real, why });
   }
 
   // The host's /dev/pts holds every terminal of the user (the command could read what is typed
@@ -244,7 +240,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   // would bring the host's files (and sockets) back into the private /tmp.
   const privateRoots = [...candidates.values()].filter((c) => c.kind === 'tmpfs').map((c) => c.path);
   for (const p of input.neighbours ?? []) {
-    if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t))) {
+    if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t, 'lexical'))) {
       protect.push([p, 'beside the fork (the directory forked, a base, another fork): never written by the command']);
     }
   }
@@ -252,8 +248,8 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
     const { real } = resolveWithLinks(p, view);
     const kind = view.lstat(real);
     if (kind !== 'directory' && kind !== 'file') continue;
-    if (input.dir && isInside(real, input.dir)) continue;
-    if (!writable.some((w) => w !== real && isInside(real, w))) continue;
+    if (input.dir && isInside(real, input.dir, 'lexical')) continue;
+    if (!writable.some((w) => w !== real && isInside(real, w, 'lexical'))) continue;
     offer({ kind: 'bind-ro', path: real, why, protect: true });
   }
 
@@ -263,7 +259,7 @@ export function buildMountPlan(input: MountPlanInput, view: LinkView = nodeLinks
   const kept: PlannedMount[] = [];
   const nearestAbove = (p: string) => {
     let best: MountOpSpec | undefined;
-    for (const k of kept) if (k.path !== p && isInside(p, k.path) && (!best || depth(k.path) > depth(best.path))) best = k;
+    for (const k of kept) if (k.path !== p && isInside(p, k.path, 'lexical') && (!best || depth(k.path) > depth(best.path))) best = k;
     return best;
   };
   for (const op of sorted) {
@@ -333,8 +329,8 @@ function nodeReaddir(dir: string): string[] | undefined {
 /** The writable grant that holds one of the fork's neighbours, if any (for Landlock alone). */
 export function writableOver(neighbours: readonly string[], grants: readonly GrantLike[], dir?: string): string | undefined {
   for (const n of neighbours) {
-    if (dir && isInside(n, dir)) continue;
-    const g = grants.find((w) => w.access === 'write' && w.path !== dir && isInside(n, w.path));
+    if (dir && isInside(n, dir, 'lexical')) continue;
+    const g = grants.find((w) => w.access === 'write' && w.path !== dir && isInside(n, w.path, 'lexical'));
     if (g) return g.path;
   }
   return undefined;

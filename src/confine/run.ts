@@ -16,7 +16,8 @@ import * as native from '../native';
 import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import { removeTree } from '../fork/remove';
-import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
+import { isInside } from '../paths/inside';
+import { Grant, Policy, buildPolicy, canRead, holdsHome, nodeFs, protectedHomes } from './policy';
 import { environmentScrubStep, hardeningStep } from './hardening';
 
 /** What the command line asked for. */
@@ -380,7 +381,7 @@ function say(plan: ConfinePlan, message: string): void {
 }
 
 function tilde(plan: ConfinePlan, p: string): string {
-  return plan.home && isInside(p, plan.home) && p !== plan.home ? `~${p.slice(plan.home.length)}` : p;
+  return plan.home && isInside(p, plan.home, 'lexical') && p !== plan.home ? `~${p.slice(plan.home.length)}` : p;
 }
 
 /** What -v prints: the ABI, each grant and why, and how the command runs. */

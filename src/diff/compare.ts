@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
+import { isInside } from '../paths/inside';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './ignore';
 import { DirId, Seen, listDir, seenOf } from './list';
@@ -289,8 +290,9 @@ class Walker {
     const top = this.options.outerTop;
     if (!top) return { base: false, fork: false };
     const make = async (tree: Tree): Promise<CheckIgnore | undefined> => {
-      const rel = path.relative(top, path.resolve(tree.root));
-      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+      const root = path.resolve(tree.root);
+      if (root === path.resolve(top) || !isInside(root, top, 'lexical')) return undefined;
+      const rel = path.relative(top, root);
       const check = new CheckIgnore(this.repo, top, Buffer.from(rel).toString('latin1'));
       if (await check.treeIgnored()) {
         await check.close();

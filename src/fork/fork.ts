@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import { visible } from '../diff/paths';
 import { ArbError, errnoName, systemError } from '../errors';
+import { isInside } from '../paths/inside';
 import { CloneResult, cloneTree } from '../native';
 import { describeGitFailure, ignoredPathBuffers } from './ignore';
 import { ForkPaths, baseOf, checkNameLength, forkPathsOf, reserveNextFork, reservePaths, validateForkName } from './names';
@@ -77,7 +78,7 @@ function destPaths(source: string, dest: string): ForkPaths {
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `cannot fork to '${dest}': '${parent}' is not a directory`, { path: parent });
   const fork = path.join(fs.realpathSync(parent), path.basename(resolved));
-  if (fork === source || fork.startsWith(`${source}/`)) {
+  if (isInside(fork, source, 'lexical')) {
     throw new ArbError('ARB_BAD_NAME', `cannot fork '${source}' to '${dest}': the fork would be inside the directory it forks`, {
       hint: 'choose a DEST outside it',
     });

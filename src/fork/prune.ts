@@ -20,6 +20,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
 import { makeWritable } from './remove';
 
@@ -88,7 +89,7 @@ function processIn(dir: string, places: { pid: number; place: string }[]): numbe
   } catch {
     return undefined;
   }
-  return places.find((p) => p.place === real || p.place.startsWith(`${real}/`))?.pid;
+  return places.find((p) => isInside(p.place, real, 'lexical'))?.pid;
 }
 
 function keepReason(e: ForkEntry, now: number, places: { pid: number; place: string }[]): KeptReason | undefined {

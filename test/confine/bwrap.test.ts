@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { BwrapPlan, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, policyBinds, protectedPaths, visibleInJail } from '../../src/confine/bwrap';
+import { BwrapPlan, bwrapArgs, exitCodeFromStatus, findBwrap, policyBinds, protectedPaths, visibleInJail } from '../../src/confine/bwrap';
 import { parseMounts } from '../../src/confine/mounts';
 import { ArbError } from '../../src/errors';
 import { itIf, testEnv } from '../helpers/env';
@@ -279,15 +279,6 @@ describe('visibleInJail', () => {
     expect(visibleInJail('/tmp/x/tool', p)).toBe(false);
     expect(visibleInJail('/run/user/1000/tool', p)).toBe(false);
     expect(visibleInJail('/home/u/scripts/tool', { ...p, mounts: parseMounts(['ro:/home/u/scripts']) })).toBe(true);
-  });
-});
-
-describe('isUnder', () => {
-  it('compares whole path components', () => {
-    expect(isUnder('/home/u', '/home/u')).toBe(true);
-    expect(isUnder('/home/u/x', '/home/u')).toBe(true);
-    expect(isUnder('/home/user2', '/home/u')).toBe(false);
-    expect(isUnder('/anything', '/')).toBe(true);
   });
 });
 

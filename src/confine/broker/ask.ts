@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInsideAny } from '../../paths/inside';
 import { findOnPath } from './find-tools';
 import { killTree } from './process-tree';
 
@@ -250,11 +251,6 @@ function runAsker(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutM
   });
 }
 
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
 /** A program as execvp would find it, but only in absolute PATH entries; undefined if not found. */
 export function resolveProgram(program: string, searchPath: string | undefined): string | undefined {
   if (program.includes('/')) return path.resolve(program);
@@ -269,7 +265,7 @@ export function isWritable(file: string, writable: readonly string[]): boolean {
   } catch {
     /* missing: running it fails, which is no */
   }
-  return writable.some((w) => isInside(w, real) || isInside(w, file));
+  return isInsideAny(real, writable, 'resolved') || isInsideAny(file, writable, 'lexical');
 }
 
 /** Asks; resolves with the answer, which is no unless someone said once or always. */

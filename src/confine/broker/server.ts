@@ -25,6 +25,7 @@ import * as path from 'node:path';
 
 import { ArbError } from '../../errors';
 import { recvFds } from '../../native';
+import { isInside, isInsideAny } from '../../paths/inside';
 import { addAllowed, allowFilePath, readAllowed } from './allow';
 import { AskResult, Question, ask as defaultAsk, displayCommandLine, isWritable } from './ask';
 import { findTools } from './find-tools';
@@ -86,11 +87,6 @@ export interface Broker {
   closeSync(): void;
 }
 
-
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 function writableNow(w: BrokerOptions['writable'], root: string): string[] {
   return [root, ...(typeof w === 'function' ? w() : w)];
@@ -307,7 +303,7 @@ class BrokerServer implements Broker {
       return denied(`its directory ${request.cwd} is not one confine can see`);
     }
     const root = fs.realpathSync(this.options.root);
-    if (!isInside(root, cwd)) return denied(`${tool.name} runs only inside ${root}`);
+    if (!isInside(cwd, root, 'lexical')) return denied(`${tool.name} runs only inside ${root}`);
 
     const writable = writableNow(this.options.writable, root);
     if (isWritable(program, writable)) {
@@ -320,7 +316,7 @@ class BrokerServer implements Broker {
     // An allow file the command could write (a -w that holds it) is neither read nor written:
     // the command would allow itself.
     const allowFile = allowFilePath(this.options.home);
-    const allowWritable = writable.some((p) => isInside(p, allowFile));
+    const allowWritable = isInsideAny(allowFile, writable, 'resolved');
     if (allowWritable && verdict.remember !== null) {
       this.log(`confine: ${allowFile} is where the confined command can write, so "Allow always" is neither read from it nor kept in it`);
     }

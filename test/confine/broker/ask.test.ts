@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 
 import {
-  Question, ask, chooseAsker, displayCommandLine, kdialogArgs, macDialogArgs, macDialogScript, parseAnswer, questionText, zenityArgs,
+  Question, ask, chooseAsker, displayCommandLine, isWritable, kdialogArgs, macDialogArgs, macDialogScript, parseAnswer, questionText, zenityArgs,
 } from '../../../src/confine/broker/ask';
 
 const q: Question = { argv: ['gh', 'pr', 'create', '--title', 'Fix it'], cwd: '/work/p', offerAlways: true };
@@ -184,5 +184,13 @@ describe('ask', () => {
     const r = await ask(q, { env: { DISPLAY: ':0', PATH: `${bin}:/usr/bin:/bin` }, platform: 'linux', seconds: 1 });
     expect(r.answer).toBe('no');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('isWritable', () => {
+  it('counts a folder whose name starts with two dots as inside the writable path (/w/..bin is in /w)', () => {
+    expect(isWritable('/w/..bin/git', ['/w'])).toBe(true);
+    expect(isWritable('/w/../bin/git', ['/w'])).toBe(false);
+    expect(isWritable('/w2/git', ['/w'])).toBe(false);
   });
 });

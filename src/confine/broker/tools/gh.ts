@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInside } from '../../../paths/inside';
 import type { JudgeContext, Tool, Verdict } from './tool';
 
 /** Never run, without asking: they read or change credentials, or what gh itself runs. */
@@ -149,11 +150,6 @@ function hostOf(value: string): string | undefined {
   return undefined;
 }
 
-function isInside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
 /**
  * The ways an argument may name a file gh would read or write: the argument, what follows `=`
  * (--body-file=F, key=@F), what follows a short flag (-FVALUE), each without a leading `@`.
@@ -179,7 +175,7 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(candidate)) continue; // a URL, judged by its host
     const expanded = candidate.startsWith('~') ? `/${candidate}` : candidate; // ~ is never inside
     const resolved = path.resolve(context.cwd, expanded);
-    if (!isInside(context.root, resolved)) return candidate;
+    if (!isInside(resolved, context.root, 'lexical')) return candidate;
     let real: string | undefined;
     try {
       real = fs.realpathSync(resolved);
@@ -191,7 +187,7 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
         real = undefined;
       }
     }
-    if (real !== undefined && !isInside(context.root, real)) return candidate;
+    if (real !== undefined && !isInside(real, context.root, 'lexical')) return candidate;
   }
   return undefined;
 }

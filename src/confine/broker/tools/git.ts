@@ -27,6 +27,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { PrivateRepo, withPrivateRepo } from '../../../git/private-git';
+import { isInsideAny } from '../../../paths/inside';
 
 /** Refused: the message says why the tool cannot run on this repository. */
 export class GitRefused extends Error {
@@ -58,11 +59,6 @@ function readIfFile(file: string): Buffer | undefined {
 
 /** A configuration entry as `git config --list` gives it: key (section and name lower-case), value. */
 export type ConfigEntry = [key: string, value: string | null];
-
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 /** The nearest directory from `dir` up that has a `.git`, and what that .git is. */
 export function findRepository(dir: string): { top: string; kind: 'dir' | 'file' | 'other' } | undefined {
@@ -241,7 +237,7 @@ export function unsafeIncludes(entries: ConfigEntry[], home: string, writable: s
     if (!isInclude) continue;
     if (value === null) continue;
     const target = value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-    if (!path.isAbsolute(target) || writable.some((w) => isInside(w, path.resolve(target)))) bad.push(`${key}=${value}`);
+    if (!path.isAbsolute(target) || isInsideAny(target, writable, 'resolved')) bad.push(`${key}=${value}`);
   }
   return bad;
 }
@@ -350,7 +346,7 @@ export interface PreparedGit {
 function privateParent(top: string, context: GitContext): string {
   const candidates = [path.dirname(top), path.join(context.home, '.local', 'state', 'confine')];
   for (const c of candidates) {
-    if (isInside(context.root, c) || context.writable.some((w) => isInside(w, c))) continue;
+    if (isInsideAny(c, [context.root, ...context.writable], 'resolved')) continue;
     try {
       fs.mkdirSync(c, { recursive: true, mode: 0o700 });
       fs.accessSync(c, fs.constants.W_OK);

@@ -77,8 +77,9 @@ describe('isNetworkUrl and unsafeIncludes', () => {
       ['include.path', '~/.gitconfig-work'],
       ['includeif.gitdir:~/w/.path', '/work/fork/x.inc'],
       ['include.path', '/etc/gitconfig-extra'],
+      ['include.path', '/work/fork/..x/evil.inc'],
     ];
-    expect(unsafeIncludes(entries, '/home/me', ['/work/fork'])).toEqual(['include.path=relative.inc', 'includeif.gitdir:~/w/.path=/work/fork/x.inc']);
+    expect(unsafeIncludes(entries, '/home/me', ['/work/fork'])).toEqual(['include.path=relative.inc', 'includeif.gitdir:~/w/.path=/work/fork/x.inc', 'include.path=/work/fork/..x/evil.inc']);
   });
 });
 
