@@ -286,15 +286,34 @@ function treeSignature(dir: string, skip: string): string {
 }
 
 /**
- * The variables that make every git the tool runs use our settings over any configuration file:
- * hooks and the file system monitor off; and no pager, editor or prompt. GIT_CONFIG_COUNT is passed on to git's children, those in
- * submodules included. Settings the user's own environment had come first; ours win.
+ * What git is made to do whatever any configuration file says. Settings from the environment
+ * (GIT_CONFIG_COUNT) come after every file, and git passes them on to the git it starts in a
+ * submodule, so a nested repository's own configuration cannot undo them either.
+ */
+export const GIT_PINS: readonly [key: string, value: string, why: string][] = [
+  ['core.hooksPath', '/dev/null', 'no hook of the repository (or of a nested one, or of a local remote) runs'],
+  ['core.fsmonitor', 'false', 'no file system monitor program'],
+  // git never enters a nested repository (a submodule, or any repository the index records), where
+  // the configuration is the command's: filters, textconv, diff drivers, pagers, ssh commands.
+  ['diff.ignoreSubmodules', 'all', 'git status and git diff do not run git in submodules'],
+  ['status.submoduleSummary', 'false', 'git status does not run git log in submodules'],
+  ['diff.submodule', 'short', 'git diff does not run git log or git diff in submodules'],
+  ['submodule.recurse', 'false', 'checkout, pull and the rest do not recurse'],
+  ['fetch.recurseSubmodules', 'false', 'git fetch (gh pr checkout) does not fetch in submodules'],
+  ['push.recurseSubmodules', 'no', 'git push does not push (or check) submodules'],
+  // Transports that run programs, or read another local repository, named by .gitmodules or a
+  // legacy .git/remotes file: ext:: runs a command; file:// only when the user gives it.
+  ['protocol.ext.allow', 'never', 'an ext:: URL would run a command'],
+  ['protocol.file.allow', 'user', 'a local repository only when named by the user, never by .gitmodules'],
+];
+
+/**
+ * The variables that make every git the tool runs use our settings over any configuration file
+ * (GIT_PINS), and no pager, editor or prompt. Settings the user's own environment had come first;
+ * ours win.
  */
 export function pinnedGitEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const pins: [string, string][] = [
-    ['core.hooksPath', '/dev/null'],
-    ['core.fsmonitor', 'false'],
-  ];
+  const pins = GIT_PINS.map(([k, v]) => [k, v] as const);
   const start = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10);
   const n = Number.isInteger(start) && start >= 0 && start < 1000 ? start : 0;
   const out: Record<string, string> = {};
@@ -303,11 +322,20 @@ export function pinnedGitEnv(env: Record<string, string | undefined>): Record<st
     out[`GIT_CONFIG_VALUE_${n + i}`] = v;
   });
   out.GIT_CONFIG_COUNT = String(n + pins.length);
+  // git reads GIT_CONFIG_PARAMETERS (git -c) after GIT_CONFIG_COUNT: the pins go last there too.
+  out.GIT_CONFIG_PARAMETERS = [env.GIT_CONFIG_PARAMETERS, ...pins.map(([k, v]) => `'${k}'='${v}'`)].filter((p) => p).join(' ');
   // No pager or editor on the command's terminal (they run commands typed into them), and no
   // prompt there for a user name or password.
   Object.assign(out, { GIT_PAGER: 'cat', GIT_EDITOR: 'false', GIT_SEQUENCE_EDITOR: 'false', GIT_TERMINAL_PROMPT: '0' });
   return out;
 }
+
+/**
+ * Attributes that name a program's driver (filter, diff with textconv or a command, merge), unset
+ * for every path. The clone's info/attributes comes before every .gitattributes of the work tree,
+ * at any depth, and its last line wins: so it is added at the end, and taken out again afterwards.
+ */
+export const NEUTRAL_ATTRIBUTES = '* !filter !diff !merge\n';
 
 /** Variables of the user's that would name another repository than the one we give git. */
 export const REPOSITORY_VARIABLES = [
@@ -356,6 +384,27 @@ function privateParent(top: string, context: GitContext): string {
     }
   }
   throw new GitRefused(`there is nowhere the command cannot write to put a copy of ${top}/.git`);
+}
+
+/**
+ * Adds NEUTRAL_ATTRIBUTES at the end of the clone's info/attributes; restore() puts back what was
+ * there (nothing, if there was no file or no info directory).
+ */
+function neutraliseAttributes(clone: string): { restore(): void } {
+  const info = path.join(clone, 'info');
+  const file = path.join(info, 'attributes');
+  const hadInfo = fs.existsSync(info);
+  const original = readIfFile(file);
+  if (!hadInfo) fs.mkdirSync(info, { mode: 0o755 });
+  const text = original === undefined ? '' : original.toString('latin1');
+  fs.writeFileSync(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${NEUTRAL_ATTRIBUTES}`, 'latin1');
+  return {
+    restore: () => {
+      if (original !== undefined) fs.writeFileSync(file, original);
+      else if (hadInfo) fs.rmSync(file, { force: true });
+      else fs.rmSync(info, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Moves (or copies) the clone into place as top/.git. */
@@ -457,6 +506,7 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
       if (includes.length > 0) throw new GitRefused(`its git configuration (.git/${rels[i]}) includes a file the command can change: ${includes.join(', ')}`);
     }
     const withWorktree = fs.readFileSync(config);
+    const attributes = neutraliseAttributes(clone);
     const before = treeSignature(clone, 'config');
 
     return {
@@ -471,11 +521,13 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
           if (!keep) return undefined;
           const now = fs.readFileSync(config);
           const configChanged = !now.equals(withWorktree);
+          const treeChanged = treeSignature(clone, 'config') !== before;
+          attributes.restore();
           if (!hadWorktree) {
             if (!configChanged) fs.writeFileSync(config, original);
             else await withPrivateRepo((r) => r.git(['config', '--file', config, '--unset', 'core.worktree'], { okStatuses: [0, 5] }));
           }
-          if (!configChanged && treeSignature(clone, 'config') === before) return undefined;
+          if (!configChanged && !treeChanged) return undefined;
           replaceGitDir(repo.top, clone);
           return undefined;
         } catch (err) {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import {
-  ConfigEntry, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, snapshotRepository, unsafeIncludes,
+  ConfigEntry, GIT_PINS, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, snapshotRepository, unsafeIncludes,
 } from '../../../../src/confine/broker/tools/git';
 
 // Fixture repositories are made with git run with no configuration of the machine's.
@@ -111,7 +111,35 @@ describe('prepareGit', () => {
     fs.mkdirSync(plain);
     const p = await prepareGit(plain, { ...context(undefined), root: plain, writable: [plain] });
     expect(p.env.GIT_DIR).toBe(NO_REPOSITORY);
-    expect(p.env).toMatchObject({ GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: '/dev/null', GIT_CONFIG_KEY_1: 'core.fsmonitor' });
+    expect(p.env).toMatchObject({ GIT_CONFIG_COUNT: String(GIT_PINS.length), GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: '/dev/null', GIT_CONFIG_KEY_1: 'core.fsmonitor' });
+  });
+
+  it('pins what keeps git out of nested repositories, in GIT_CONFIG_PARAMETERS too', async () => {
+    const p = await prepareGit(top, context());
+    for (const [k, v] of GIT_PINS) expect(p.env.GIT_CONFIG_PARAMETERS).toContain(`'${k}'='${v}'`);
+    expect(p.env.GIT_CONFIG_PARAMETERS).toContain(`'diff.ignoreSubmodules'='all'`);
+    await p.finish(false);
+  });
+
+  it('unsets the attributes that name drivers, whatever .gitattributes says at any depth, and puts info/attributes back', async () => {
+    const marker = path.join(base, 'filter-ran');
+    // A driver the user's own configuration defines, named by attributes the command wrote.
+    const global = path.join(base, 'gitconfig');
+    fs.writeFileSync(global, `[filter "x"]\n\tclean = touch ${marker}; cat\n[diff "x"]\n\ttextconv = touch ${marker}; cat\n`);
+    fs.writeFileSync(path.join(top, '.gitattributes'), '* filter=x diff=x\n');
+    fs.writeFileSync(path.join(top, 'src', '.gitattributes'), '* filter=x diff=x\n');
+    fs.writeFileSync(path.join(top, '.git', 'info', 'attributes'), '*.txt filter=x');
+    fs.writeFileSync(path.join(top, 'src', 'b.txt'), 'b\n');
+    fs.appendFileSync(path.join(top, 'a.txt'), 'more\n');
+    const p = await prepareGit(top, context());
+    const env = { ...GIT_ENV, GIT_CONFIG_GLOBAL: global, ...p.env };
+    expect(git(top, ['check-attr', 'filter', 'diff', '--', 'src/b.txt'], env)).toBe('src/b.txt: filter: unspecified\nsrc/b.txt: diff: unspecified\n');
+    git(top, ['status', '--porcelain'], env);
+    git(top, ['diff'], env);
+    git(top, ['add', 'src/b.txt'], env);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(await p.finish(true)).toBeUndefined();
+    expect(fs.readFileSync(path.join(top, '.git', 'info', 'attributes'), 'utf8')).toBe('*.txt filter=x');
   });
 
   it('runs git on a clone where hooks and fsmonitor do not run, then puts the clone in place', async () => {
