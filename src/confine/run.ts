@@ -180,6 +180,9 @@ export const forkStep: ConfineStep = async (plan) => {
   // Loaded only when forking: it brings the clone engine and private git.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const forkModule = require('../fork/fork') as typeof import('../fork/fork');
+  // The git that forking runs is never one a command could have put in a -w path (issue 13).
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  (require('../git/private-git') as typeof import('../git/private-git')).trustGitOutside(options.write.map((w) => path.resolve(options.cwd, w)));
   const made = await forkModule.fork({
     dir: plan.dir,
     name: options.name,

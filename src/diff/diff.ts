@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { baseOf } from '../fork/names';
-import { withPrivateRepo } from '../git/private-git';
+import { trustGitOutside, withPrivateRepo } from '../git/private-git';
 import { compareTrees, mustBeDirectory } from './compare';
 import { RelPath, rootBytes } from './paths';
 import { makePatch } from './patch';
@@ -128,6 +128,7 @@ export function sidesOf(first: string, second?: string): Sides {
 
 /** The patch from `base` to `fork` (empty when nothing that counts differs). */
 export async function diffTrees(options: DiffOptions): Promise<Buffer> {
+  trustGitOutside([options.base, options.fork]);
   return withPrivateRepo(async (repo) => {
     const { changes } = await compareTrees(options.base, options.fork, { repo, warn: options.warn, trustTimes: options.trustTimes, outerTop: options.outerTop });
     const base = { root: options.base, bytes: rootBytes(options.base) };

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import { visible } from '../diff/paths';
 import { ArbError, errnoName, systemError } from '../errors';
+import { trustGitOutside } from '../git/private-git';
 import { isInside } from '../paths/inside';
 import { CloneResult, cloneTree } from '../native';
 import { describeGitFailure, ignoredPathBuffers } from './ignore';
@@ -94,6 +95,7 @@ function destPaths(source: string, dest: string): ForkPaths {
 export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
   const warn = options.warn ?? defaultWarn;
   const source = resolveSource(path.resolve(options.dir ?? process.cwd()));
+  trustGitOutside([source]);
 
   let planned: ForkPaths | undefined;
   if (options.dest !== undefined) {

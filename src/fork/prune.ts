@@ -21,6 +21,7 @@ import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { isInside } from '../paths/inside';
+import { systemProgram } from '../paths/programs';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
 import { makeWritable } from './remove';
 
@@ -122,12 +123,13 @@ export function removeDirectory(p: string): void {
   const st = fs.lstatSync(p);
   if (!st.isDirectory()) throw new ArbError('ARB_IO', `'${p}' is not a directory: left as it is`);
   const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
-  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+  // rm of the system, never one on a PATH entry a confined command could write.
+  let r = spawnSync(systemProgram('rm'), ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   if (r.status !== 0 && fs.existsSync(p)) {
     // Directories without write permission (kept from the source): let their owner in, each
     // through a descriptor that follows no link (src/fork/remove.ts).
     makeWritable(p);
-    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+    r = spawnSync(systemProgram('rm'), ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   }
   if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
   if (r.status !== 0) {
