@@ -194,3 +194,13 @@ describe('isWritable', () => {
     expect(isWritable('/w2/git', ['/w'])).toBe(false);
   });
 });
+
+describe('where the tool acts, in the question', () => {
+  it('shows the repository and each remote, quoted so that nothing is hidden', () => {
+    const where: Question = { ...q, repository: '/work/p', remotes: ['origin https://github.com/o/r.git', 'fork https://evil.example/x\u202e.git'] };
+    const text = questionText(where);
+    expect(text).toContain('in /work/p\nrepository /work/p\nremote origin https://github.com/o/r.git\nremote fork $\'https://evil.example/x\\u{202e}.git\'');
+    expect(questionText({ ...q, repository: '/work/p', remotes: [] })).toContain('repository /work/p\nno remote');
+    expect(questionText(q)).not.toContain('repository');
+  });
+});

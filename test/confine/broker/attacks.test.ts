@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { itIf, testEnv } from '../../helpers/env';
-import { RunResult, arbAsUser } from '../../helpers/run';
+import { RunResult, arbAsUser, asUser } from '../../helpers/run';
 import { removeUserArea, userDir, userFile } from '../confine-helpers';
 
 const env = testEnv();
@@ -37,13 +37,11 @@ beforeAll(() => {
   tools = userDir('attack-tools');
   markers = userDir('attack-markers');
   sentinel = path.join(markers, 'SENTINEL');
-  userFile(path.join(tools, 'gh.log'), '', 0o644);
   userFile(path.join(tools, 'ask.log'), '', 0o644);
   // What gh does with the repository and the files it is given, as the real one does them.
   userFile(
     path.join(tools, 'gh'),
     `#!/bin/sh
-echo "$*" >> ${tools}/gh.log 2>/dev/null
 if [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
 echo "gh ran in $(pwd -P)"
 case "$1 $2" in
@@ -90,7 +88,6 @@ afterAll(() => {
 
 beforeEach(() => {
   if (!ready) return;
-  fs.writeFileSync(path.join(tools, 'gh.log'), '');
   fs.writeFileSync(path.join(tools, 'ask.log'), '');
   fs.rmSync(path.join(tools, 'on-ask'), { force: true });
   fs.rmSync(sentinel, { force: true });
@@ -219,5 +216,115 @@ describe('git that gh runs does not enter what the fork holds', () => {
     expect(r.stdout).toContain(' M README');
     expectNothingRan(r);
     expect(fs.readFileSync(path.join(r.fork, '.git', 'info', 'attributes'), 'utf8')).toBe('* filter=x diff=x\n');
+  });
+});
+
+describe('gh runs in a sandbox of its own', () => {
+  test('a pull-request template that is a link to a key of yours: gh cannot read it', () => {
+    const script = `mkdir -p .github && ln -s ${user!.home}/.ssh/id_ed25519 .github/PULL_REQUEST_TEMPLATE.md && gh pr create --title x; echo status=$?`;
+    const r = confineSh(script, 'once');
+    expect(r.stdout).toContain('status=0');
+    expect(r.stdout).toContain('template:');
+    expect(r.stdout).not.toContain('FAKE-SSH-PRIVATE-KEY');
+    expect(r.stdout).toMatch(/template:\n[^\n]*Permission denied/);
+    // gh's own configuration, which the command cannot read, gh can.
+    expect(r.stderr).not.toContain('not logged in');
+  });
+
+  test('--body-file naming a secret through a link: asked every time, and gh cannot read it even when allowed', () => {
+    const script = `ln -s ${user!.home}/.aws/credentials body.md && gh pr create --title x --body-file body.md; echo status=$?`;
+    const r = confineSh(script, 'always');
+    expect(lines(path.join(tools, 'ask.log'))).toContain('ask: gh pr create --title x --body-file body.md');
+    expect(r.stdout).toContain('body:');
+    expect(r.stdout).not.toContain('FAKE-AWS-SECRET');
+    expect(r.stdout).toMatch(/body:\n[^\n]*Permission denied/);
+  });
+
+  test('gh writes where the command may (a -w remote), and its own copy of .git; not elsewhere', () => {
+    fs.rmSync(path.join(remote, 'refs', 'heads', 'topic'), { force: true });
+    const allowed = confineSh('gh pr create --title x; echo status=$?', 'once');
+    expect(allowed.stdout).toContain('pushed');
+    expect(git(remote, ['branch', '--list', 'topic']).trim()).toBe('topic');
+    expect(git(allowed.fork, ['config', 'remote.origin.gh-resolved']).trim()).toBe('base');
+
+    fs.rmSync(path.join(remote, 'refs', 'heads', 'topic'), { force: true });
+    const denied = confineSh('gh pr create --title x; echo status=$?', 'once', { args: [] });
+    expect(denied.stdout).not.toContain('pushed');
+    expect(denied.stdout).toMatch(/remote rejected|[Pp]ermission denied/);
+    expect(git(remote, ['branch', '--list', 'topic']).trim()).toBe('');
+  });
+});
+
+describe('the working directory is resolved once', () => {
+  test('a directory swapped for a link to ~/.ssh while the question is open: gh runs in the one that was asked about', () => {
+    // The asker does what the command would do meanwhile: move the directory away, a link in its place.
+    userFile(path.join(tools, 'on-ask'), `#!/bin/sh\nmv "$CONFINE_ASK_DIR" "$CONFINE_ASK_DIR.moved" && ln -s ${user!.home}/.ssh "$CONFINE_ASK_DIR"\n`, 0o755);
+    const r = confineSh('cd sub && gh repo view; echo status=$?', 'once');
+    expect(r.stdout).toContain('status=0');
+    expect(r.stdout).toContain(`gh ran in ${r.fork}/sub.moved`);
+    expect(r.stdout).toContain('README');
+    expect(r.stdout).not.toContain('id_ed25519');
+  });
+});
+
+describe('the question shows where gh acts', () => {
+  test('a remote repointed before asking is shown, read from confine’s own copy of .git', () => {
+    const r = confineSh('git remote set-url origin https://github.com/attacker/elsewhere.git && gh pr create --title x >/dev/null; echo status=$?', 'no');
+    expect(r.stdout).toContain('status=1');
+    const log = fs.readFileSync(path.join(tools, 'ask.log'), 'utf8');
+    expect(log).toContain(`repository: ${r.fork}`);
+    expect(log).toContain('remotes: origin https://github.com/attacker/elsewhere.git');
+  });
+});
+
+describe('programs arb runs outside are never found where the command can write', () => {
+  test('a git planted in a writable PATH entry (node_modules/.bin) never runs, in confine or in arb fork and arb diff later', () => {
+    const dir = userDir('attack-direct');
+    git(dir, ['init', '-q', '-b', 'main']);
+    git(dir, ['remote', 'add', 'origin', 'https://github.com/o/r.git']);
+    fs.writeFileSync(path.join(dir, 'README'), 'x\n');
+    git(dir, ['add', 'README']);
+    git(dir, ['commit', '-q', '-m', 'x']);
+    execFileSync('chown', ['-R', `${user!.uid}:${user!.gid}`, dir]);
+    const bin = path.join(dir, 'node_modules', '.bin');
+    const pathVar = `${bin}:${tools}:${NODE_DIR}:/usr/bin:/bin`;
+    const plant = `mkdir -p ${bin} && printf '#!/bin/sh\\ntouch ${sentinel}\\nexec /usr/bin/git "$@"\\n' > ${bin}/git && chmod +x ${bin}/git`;
+    const r = confineSh(`${plant} && gh pr create --title x >/dev/null; echo status=$?`, 'once', { args: ['-d', dir], env: { PATH: pathVar }, cwd: dir });
+    expect(r.stdout).toContain('status=0');
+    expect(fs.existsSync(path.join(bin, 'git'))).toBe(true);
+    expect(fs.existsSync(sentinel)).toBe(false);
+
+    // Later, the user forks and diffs that directory, with the same PATH.
+    const fork = asUser(process.execPath, [require.resolve('../../../dist/cli.js'), 'fork', dir], { env: { PATH: pathVar }, cwd: dir });
+    expect(fork.status).toBe(0);
+    const forkDir = fork.stdout.trim().split('\n').pop() as string;
+    const diff = asUser(process.execPath, [require.resolve('../../../dist/cli.js'), 'diff', forkDir], { env: { PATH: pathVar }, cwd: dir });
+    expect([0, 1]).toContain(diff.status);
+    expect(fs.existsSync(sentinel)).toBe(false);
+  });
+
+  test('a writable PATH entry whose name starts with two dots (DIR/..bin) is not trusted for gh’s git', () => {
+    const dir = userDir('attack-dots');
+    git(dir, ['init', '-q', '-b', 'main']);
+    git(dir, ['remote', 'add', 'origin', 'https://github.com/o/r.git']);
+    execFileSync('chown', ['-R', `${user!.uid}:${user!.gid}`, dir]);
+    const pathVar = `${tools}:${dir}/..bin:${NODE_DIR}:/usr/bin:/bin`;
+    const r = confineSh(`${evil()} && mkdir ..bin && cp evil.sh ..bin/git && gh pr create --title x >/dev/null; echo status=$?`, 'once', {
+      args: ['-d', dir],
+      env: { PATH: pathVar },
+      cwd: dir,
+    });
+    expect(r.stdout).toContain('status=0');
+    expect(fs.existsSync(sentinel)).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'ran.log'))).toBe(false);
+  });
+});
+
+describe('the socket directory', () => {
+  test('follows $TMPDIR, so confine works where /tmp cannot be written', () => {
+    const tmp = userDir('attack-tmp');
+    const r = confineSh('echo "$CONFINE_SOCKET"', 'no', { env: { TMPDIR: tmp } });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(new RegExp(`^${tmp}/arb-\\w+/s$`));
   });
 });

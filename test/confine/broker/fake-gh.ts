@@ -6,6 +6,8 @@ import * as path from 'node:path';
 export interface FakeGh {
   bin: string;
   log: string;
+  /** The log's directory: gh runs in a sandbox of its own, so the tests give it as writable. */
+  logDir: string;
   /** The lines the fake wrote to its log: "start ARGS", "end ARGS". */
   calls(): string[];
 }
@@ -13,7 +15,10 @@ export interface FakeGh {
 export function makeFakeGh(dir: string): FakeGh {
   const bin = path.join(dir, 'fake-bin');
   fs.mkdirSync(bin, { recursive: true, mode: 0o755 });
-  const log = path.join(dir, 'fake-gh.log');
+  const logDir = path.join(dir, 'log');
+  fs.mkdirSync(logDir, { mode: 0o777 });
+  fs.chmodSync(logDir, 0o777);
+  const log = path.join(logDir, 'fake-gh.log');
   fs.writeFileSync(log, '', { mode: 0o666 });
   fs.chmodSync(log, 0o666);
   fs.writeFileSync(
@@ -35,6 +40,7 @@ echo "end $*" >> ${log}
   return {
     bin,
     log,
+    logDir,
     calls: () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean),
   };
 }

@@ -59,9 +59,11 @@ beforeEach(async () => {
   asked = [];
   broker = (await startBroker({
     root,
-    writable: [root],
+    writable: [root, fake.logDir],
     home,
     env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+    // The fake gh is under /tmp, where confine never looks for a gh itself: so it is given.
+    programs: { gh: path.join(fake.bin, 'gh') },
     cli: CLI,
     ask: async (q: Question) => {
       asked.push(q.argv.join(' '));
@@ -91,7 +93,7 @@ describe('the broker', () => {
   it('has a socket path that fits in sun_path whatever the directory', async () => {
     const deep = path.join(root, 'd'.repeat(100), 'e'.repeat(100), 'f'.repeat(100));
     fs.mkdirSync(deep, { recursive: true });
-    const other = (await startBroker({ root: deep, writable: [deep], home, env: { PATH: fake.bin }, cli: CLI })) as Broker;
+    const other = (await startBroker({ root: deep, writable: [deep], home, env: { PATH: fake.bin }, programs: { gh: path.join(fake.bin, 'gh') }, cli: CLI })) as Broker;
     try {
       expect(Buffer.byteLength(other.socketPath)).toBeLessThan(104);
     } finally {
@@ -100,7 +102,7 @@ describe('the broker', () => {
   });
 
   it('is not started when gh is not installed', async () => {
-    expect(await startBroker({ root, writable: [root], home, env: { PATH: '/nonexistent' }, cli: CLI })).toBeUndefined();
+    expect(await startBroker({ root, writable: [root, fake.logDir], home, env: { PATH: '/nonexistent' }, cli: CLI })).toBeUndefined();
   });
 
   it('runs gh when allowed once, where the command was, with its stdin and stdout', async () => {
@@ -140,9 +142,10 @@ describe('the broker', () => {
     await broker.close();
     broker = (await startBroker({
       root,
-      writable: [root, path.join(home, '.config')],
+      writable: [root, fake.logDir, path.join(home, '.config')],
       home,
       env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+      programs: { gh: path.join(fake.bin, 'gh') },
       cli: CLI,
       ask: async (q: Question) => {
         asked.push(`${q.argv.join(' ')} always=${q.offerAlways}`);
@@ -164,7 +167,7 @@ describe('the broker', () => {
     fs.copyFileSync(path.join(fake.bin, 'gh'), path.join(inside, 'gh'));
     fs.chmodSync(path.join(inside, 'gh'), 0o755);
     const start = (programs: Record<string, string>) =>
-      startBroker({ root, writable: [root], home, env: { PATH: `${inside}:bin:${fake.bin}:/usr/bin:/bin`, HOME: home }, programs, cli: CLI, ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }), log: () => undefined });
+      startBroker({ root, writable: [root, fake.logDir], home, env: { PATH: `${inside}:bin:${fake.bin}:/usr/bin:/bin`, HOME: home }, programs, cli: CLI, ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }), log: () => undefined });
     broker = (await start({ gh: path.join(inside, 'gh') })) as Broker;
     const r = await gh(['pr', 'list']);
     expect(r.status).toBe(1);

@@ -224,6 +224,20 @@ export function configChanges(before: ConfigEntry[], after: ConfigEntry[]): { ch
   return { changed, refused };
 }
 
+/** `NAME URL` for each remote of a configuration: its pushurl if it has one, else its url. */
+export function remotesOf(entries: ConfigEntry[]): string[] {
+  const urls = new Map<string, { url?: string; push?: string }>();
+  for (const [key, value] of entries) {
+    const k = splitKey(key);
+    if (k.section !== 'remote' || k.subsection === undefined || value === null) continue;
+    const r = urls.get(k.subsection) ?? {};
+    if (k.name === 'url' && r.url === undefined) r.url = value;
+    if (k.name === 'pushurl' && r.push === undefined) r.push = value;
+    urls.set(k.subsection, r);
+  }
+  return [...urls].filter(([, r]) => r.url !== undefined || r.push !== undefined).map(([name, r]) => `${name} ${r.push ?? r.url}`);
+}
+
 /**
  * include.path and includeIf.*.path entries that name a file the command could write: a relative
  * one (read from the clone, which is a copy of what the command left in .git), one inside the
@@ -361,8 +375,15 @@ export interface GitContext {
 export interface PreparedGit {
   /** Variables to add to the tool's environment (and REPOSITORY_VARIABLES to remove). */
   env: Record<string, string>;
-  /** The repository's top, if there is one (for messages). */
+  /** The repository's top, if there is one (for the question and messages). */
   top?: string;
+  /**
+   * Each remote as `NAME URL` (its push URL where it has one), read from confine's own copy of the
+   * configuration, after the checks: where a push goes. For the question.
+   */
+  remotes: string[];
+  /** The private directory holding the clone, which the tool must be able to write. */
+  privateDir?: string;
   /**
    * Ends the tool's use of the clone: if `keep`, the clone replaces .git when the tool changed
    * it. Resolves with a warning to show the user, if something could not be done.
@@ -447,7 +468,7 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
   const repo = findRepository(cwd);
   if (!repo) {
     // No repository: none may appear for git while the tool runs either.
-    return { env: { ...pinned, GIT_DIR: NO_REPOSITORY }, finish: async () => undefined };
+    return { env: { ...pinned, GIT_DIR: NO_REPOSITORY }, remotes: [], finish: async () => undefined };
   }
   if (repo.kind === 'file') throw new GitRefused(`${repo.top}/.git is a file (a worktree or a submodule), which is not supported`);
   if (repo.kind !== 'dir') throw new GitRefused(`${repo.top}/.git is not a directory`);
@@ -514,6 +535,8 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
       // clone replaces .git only when the tool changed something.
       env: { ...pinned, GIT_DIR: clone, GIT_OPTIONAL_LOCKS: '0' },
       top: repo.top,
+      remotes: remotesOf(parsed[2 * configIndex + 1]),
+      privateDir: dir,
       finish: async (keep: boolean) => {
         if (done) return undefined;
         done = true;
