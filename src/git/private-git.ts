@@ -35,8 +35,8 @@ export function gitProgram(): string {
   const untrusted = [...untrustedDirs, process.cwd(), ...commonlyWritable(process.env, process.env.HOME ?? os.homedir())];
   const found = findProgram('git', process.env.PATH, untrusted);
   if (found === undefined) {
-    throw new ArbError('ARB_GIT', 'git is not installed (none on PATH outside the directories a confined command can write)', {
-      hint: 'install git (apt-get install git)',
+    throw new ArbError('ARB_GIT', 'git is not installed', {
+      hint: 'install git (apt-get install git); a git on PATH where a confined command could write (the directory, /tmp, a cache) is not used',
     });
   }
   chosenGit = found;
