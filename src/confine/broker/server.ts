@@ -37,7 +37,7 @@ import { findTools } from './find-tools';
 import { killTree, processTree, signalAll } from './process-tree';
 import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
 import { TOOLS } from './tools';
-import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository } from './tools/git';
+import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository, stateDirectory } from './tools/git';
 import type { Tool } from './tools/tool';
 
 /** How long a connection has to send its descriptors and request. */
@@ -372,6 +372,7 @@ class BrokerServer implements Broker {
       }
     }
 
+    const cleanups: (() => void)[] = [];
     // confine's own copy of .git, made and checked before asking: a refusal needs no question,
     // and the question shows the repository and the remotes as that copy has them.
     let git: PreparedGit | undefined;
@@ -408,18 +409,33 @@ class BrokerServer implements Broker {
       }
       if (conn.gone || this.closed) return { type: 'error', message: 'confine: gone' };
 
+      // A private directory for the tool's own files (tool.prepare), where the command cannot write.
+      let toolDir: string | undefined;
+      let prepared: Record<string, string> = {};
+      if (tool.prepare) {
+        try {
+          toolDir = this.toolDirectory(git, writable);
+          prepared = await tool.prepare(program, this.options.env, this.options.home, toolDir);
+        } catch (err) {
+          if (toolDir && !git?.privateDir) fs.rmSync(toolDir, { recursive: true, force: true });
+          return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
+        }
+        if (!git?.privateDir) cleanups.push(() => fs.rmSync(toolDir as string, { recursive: true, force: true }));
+      }
+      if (conn.gone || this.closed) return { type: 'error', message: 'confine: gone' };
+
       const childEnv: Record<string, string> = {};
       for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) childEnv[k] = v;
       if (git) for (const name of REPOSITORY_VARIABLES) delete childEnv[name];
       // What gh runs (git, ssh, an editor) is found on PATH: never in a directory the command can
       // write, nor a relative one (which means gh's working directory, inside it).
       if (childEnv.PATH !== undefined) childEnv.PATH = trustedPath(childEnv.PATH, writable);
-      Object.assign(childEnv, env, git?.env ?? {}, tool.fixedEnv);
+      Object.assign(childEnv, env, git?.env ?? {}, prepared, tool.fixedEnv);
       // Where it runs, for the tool's own messages (the directory itself is the descriptor).
       childEnv.PWD = cwd;
       let run: Running;
       try {
-        run = this.start(tool, program, request.argv, childEnv, cwdFd, cwd, conn.fds, writable, git);
+        run = this.start(tool, program, request.argv, childEnv, cwdFd, cwd, conn.fds, writable, git, toolDir);
       } catch (err) {
         return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
       } finally {
@@ -444,7 +460,21 @@ class BrokerServer implements Broker {
     } finally {
       // Not allowed, gone, or failed to start: nothing of the copy is kept (a no-op once finished).
       await git?.finish(false);
+      for (const c of cleanups) c();
     }
+  }
+
+  /** The tool's private directory: in confine's copy of .git's directory, else in ~/.local/state/confine. */
+  private toolDirectory(git: PreparedGit | undefined, writable: string[]): string {
+    if (git?.privateDir) {
+      const dir = path.join(git.privateDir, 'tool');
+      fs.mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    }
+    const parent = stateDirectory(this.options.home);
+    if (isInsideAny(parent, writable, 'resolved')) throw new Error(`${parent} is where the confined command can write`);
+    fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
+    return fs.mkdtempSync(path.join(parent, 'tool-'));
   }
 
   /**
@@ -452,14 +482,14 @@ class BrokerServer implements Broker {
    * command may read and gh's own configuration, writes what the command may write and
    * confine's copy of .git, and has the network; in the directory opened by the broker.
    */
-  private start(tool: Tool, program: string, args: string[], env: Record<string, string>, cwdFd: number, cwd: string, fds: number[], writable: string[], git: PreparedGit | undefined): Running {
+  private start(tool: Tool, program: string, args: string[], env: Record<string, string>, cwdFd: number, cwd: string, fds: number[], writable: string[], git: PreparedGit | undefined, toolDir: string | undefined): Running {
     let resolveExit!: () => void;
     const exitedAll = new Promise<void>((r) => (resolveExit = r));
     const stdio: [number, number, number] = [fds[0], fds[1], fds[2]];
     let child: ChildProcess;
     let ended: Promise<{ status: number | null; signal: NodeJS.Signals | null }>;
     if (process.platform === 'linux') {
-      const grants = this.toolGrants(program, env, writable, git);
+      const grants = this.toolGrants(program, env, writable, git, toolDir);
       const ruleset = buildRuleset(grants, this.abi());
       const started = spawnConfined({ file: program, argv: [tool.name, ...args], env, cwdFd, stdio, ruleset });
       child = started.child;
@@ -476,7 +506,7 @@ class BrokerServer implements Broker {
   }
 
   /** What the tool may reach, as policy grants: see start(). */
-  toolGrants(program: string, env: Record<string, string>, writable: string[], git: PreparedGit | undefined): Grant[] {
+  toolGrants(program: string, env: Record<string, string>, writable: string[], git: PreparedGit | undefined, toolDir?: string): Grant[] {
     const root = fs.realpathSync(this.options.root);
     const home = this.options.home;
     const command =
@@ -497,7 +527,8 @@ class BrokerServer implements Broker {
       grants.push({ path: real, access, isDirectory: st.isDirectory(), why, ...(sockets ? { sockets: true } : {}), ...(real !== p ? { given: p } : {}) });
     };
     const config = this.options.env;
-    add(config.GH_CONFIG_DIR ?? path.join(config.XDG_CONFIG_HOME ?? path.join(home, '.config'), 'gh'), 'read', "gh's configuration and token");
+    // Not gh's own configuration directory (its token): tool.prepare hands over what gh needs.
+    add(toolDir, 'write', "the tool's private directory (its settings, a copy)");
     add(program, 'read', 'the tool itself');
     // ssh, for a push over ssh: the hosts it knows and its settings, and the agent, which holds
     // the keys; never the key files.

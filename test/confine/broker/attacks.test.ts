@@ -42,7 +42,9 @@ beforeAll(() => {
   userFile(
     path.join(tools, 'gh'),
     `#!/bin/sh
-if [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
+# Asked outside, by the broker, for the token it hands to the gh it runs confined.
+if [ "$1 $2" = "auth token" ]; then sed -n 's/^ *oauth_token: //p' "$HOME/.config/gh/hosts.yml"; exit; fi
+if [ "$GH_TOKEN" != FAKE-GH-TOKEN ]; then echo "gh: not logged in" >&2; exit 4; fi
 echo "gh ran in $(pwd -P)"
 case "$1 $2" in
   "pr create")
@@ -227,8 +229,17 @@ describe('gh runs in a sandbox of its own', () => {
     expect(r.stdout).toContain('template:');
     expect(r.stdout).not.toContain('FAKE-SSH-PRIVATE-KEY');
     expect(r.stdout).toMatch(/template:\n[^\n]*Permission denied/);
-    // gh's own configuration, which the command cannot read, gh can.
+    // gh has your token, which the command cannot read.
     expect(r.stderr).not.toContain('not logged in');
+  });
+
+  test('a template that is a link to gh’s own hosts.yml: gh, which has your token, cannot read the file', () => {
+    const script = `mkdir -p .github && ln -s ${user!.home}/.config/gh/hosts.yml .github/PULL_REQUEST_TEMPLATE.md && gh pr create --title x; echo status=$?`;
+    const r = confineSh(script, 'once');
+    expect(r.stdout).toContain('status=0');
+    expect(r.stderr).not.toContain('not logged in');
+    expect(r.stdout).not.toContain('FAKE-GH-TOKEN');
+    expect(r.stdout).toMatch(/template:\n[^\n]*Permission denied/);
   });
 
   test('--body-file naming a secret through a link: asked every time, and gh cannot read it even when allowed', () => {

@@ -41,8 +41,10 @@ beforeAll(() => {
   userFile(
     path.join(tools, 'gh'),
     `#!/bin/sh
+# Asked outside, by the broker, for the token it hands to the gh it runs confined.
+if [ "$1 $2" = "auth token" ]; then sed -n 's/^ *oauth_token: //p' "$HOME/.config/gh/hosts.yml"; exit; fi
 echo "$*" >> ${logs}/gh.log 2>/dev/null
-if [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
+if [ -z "$GH_TOKEN" ] && [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
 echo "gh ran in $(pwd)"
 echo "args: $*"
 case "$1 $2" in

@@ -24,6 +24,8 @@ export function makeFakeGh(dir: string): FakeGh {
   fs.writeFileSync(
     path.join(bin, 'gh'),
     `#!/bin/sh
+# The broker asks gh for your token, outside, before running it confined.
+[ "$1 $2" = "auth token" ] && { echo the-users-token; exit 0; }
 echo "start $*" >> ${log}
 echo "ran in $(pwd)"
 echo "args: $*"
@@ -31,6 +33,7 @@ case "$1 $2" in
   "pr view") echo "stdin: $(cat)" ;;
   "issue list") echo oops >&2; echo "end $*" >> ${log}; exit 3 ;;
   "run watch") echo $$ > ${log}.pid; sleep 30 ;;
+  "repo view") echo "token=$GH_TOKEN config=$GH_CONFIG_DIR"; ls -A "$GH_CONFIG_DIR" ;;
   "pr create") sleep 0.2; git status --porcelain >/dev/null 2>&1; git config remote.origin.gh-resolved base 2>/dev/null ;;
 esac
 echo "end $*" >> ${log}

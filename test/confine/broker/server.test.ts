@@ -223,6 +223,21 @@ describe('the broker', () => {
     expect((await gh(['pr', 'list'])).stdout).toBe('token=none term=dumb pager=cat/cat/cat editor=false/false/false/false prompt=0\n');
   });
 
+  it('gives gh your token as GH_TOKEN and a private copy of its settings, not its configuration directory', async () => {
+    fs.mkdirSync(path.join(home, '.config', 'gh'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.config', 'gh', 'config.yml'), 'git_protocol: ssh\n');
+    fs.writeFileSync(path.join(home, '.config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: in-hosts\n');
+    answers = ['once'];
+    const r = await gh(['repo', 'view']);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('token='));
+    const [first, ...files] = lines.slice(at);
+    expect(first).toMatch(/^token=the-users-token config=\//);
+    expect(first).not.toContain(path.join(home, '.config'));
+    expect(files).toEqual(['config.yml']);
+  });
+
   it('serves many requests in turn', async () => {
     answers = ['always'];
     expect((await gh(['pr', 'create', '--title', '0'])).status).toBe(0);
