@@ -33,14 +33,19 @@ export interface Question {
   remotes?: string[];
 }
 
+/** Each remote as `NAME URL` (branch:NAME for a branch that pushes to a URL), quoted. */
+function remoteWords(q: Question): string[] {
+  return (q.remotes ?? []).map((r) => {
+    const space = r.indexOf(' ');
+    return `${displayCommandLine([r.slice(0, space)])} ${displayCommandLine([r.slice(space + 1)])}`;
+  });
+}
+
 /** The lines that say where the tool acts: the repository and each remote, nothing hidden. */
 export function whereLines(q: Question): string[] {
   if (q.repository === undefined) return [];
   const lines = [`repository ${displayCommandLine([q.repository])}`];
-  for (const r of q.remotes ?? []) {
-    const space = r.indexOf(' ');
-    lines.push(`remote ${displayCommandLine([r.slice(0, space)])} ${displayCommandLine([r.slice(space + 1)])}`);
-  }
+  for (const r of remoteWords(q)) lines.push(r.startsWith('branch:') ? `branch ${r.slice('branch:'.length).replace(' ', ' pushes to ')}` : `remote ${r}`);
   if ((q.remotes ?? []).length === 0) lines.push('no remote');
   return lines;
 }
@@ -329,7 +334,7 @@ export async function ask(q: Question, options: AskOptions): Promise<AskResult> 
       CONFINE_ASK_DIR: q.cwd,
       CONFINE_ASK_ALWAYS: q.offerAlways ? '1' : '0',
       CONFINE_ASK_REPOSITORY: q.repository ?? '',
-      CONFINE_ASK_REMOTES: whereLines(q).filter((l) => l.startsWith('remote ')).map((l) => l.slice('remote '.length)).join('\n'),
+      CONFINE_ASK_REMOTES: remoteWords(q).join('\n'),
     };
     const r = await runAsker(file, q.argv, env, undefined, options.signal);
     if (r.error !== undefined) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) failed: ${r.error}` };

@@ -532,9 +532,21 @@ class BrokerServer implements Broker {
     add(program, 'read', 'the tool itself');
     // ssh, for a push over ssh: the hosts it knows and its settings, and the agent, which holds
     // the keys; never the key files.
-    add(path.join(home, '.ssh', 'known_hosts'), 'read', "ssh's known hosts");
-    add(path.join(home, '.ssh', 'config'), 'read', "ssh's configuration");
-    add(config.SSH_AUTH_SOCK, 'write', 'the ssh agent (signs with the keys; the key files stay hidden)', true);
+    // (Where the command can write them, it could make them links to a key: then not granted.)
+    for (const [rel, why] of [['known_hosts', "ssh's known hosts"], ['config', "ssh's configuration"]]) {
+      const p = path.join(home, '.ssh', rel);
+      if (!isInsideAny(p, writable, 'lexical') && !isInsideAny(p, writable, 'resolved')) add(p, 'read', why);
+    }
+    // The agent's socket only where the command cannot replace it (with a link to a key, say,
+    // which the grant would then follow); in a writable path it is the command's grant already.
+    const agent = config.SSH_AUTH_SOCK;
+    if (agent && path.isAbsolute(agent) && !isInsideAny(agent, writable, 'lexical') && !isInsideAny(agent, writable, 'resolved')) {
+      try {
+        if (fs.lstatSync(agent).isSocket()) add(agent, 'write', 'the ssh agent (signs with the keys; the key files stay hidden)', true);
+      } catch {
+        /* no agent */
+      }
+    }
     add(git?.privateDir, 'write', "confine's copy of .git, which gh's git changes");
     return grants;
   }

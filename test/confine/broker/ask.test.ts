@@ -201,6 +201,7 @@ describe('where the tool acts, in the question', () => {
     const text = questionText(where);
     expect(text).toContain('in /work/p\nrepository /work/p\nremote origin https://github.com/o/r.git\nremote fork $\'https://evil.example/x\\u{202e}.git\'');
     expect(questionText({ ...q, repository: '/work/p', remotes: [] })).toContain('repository /work/p\nno remote');
+    expect(questionText({ ...q, repository: '/w', remotes: ['branch:topic https://github.com/a/x.git'] })).toContain('repository /w\nbranch topic pushes to https://github.com/a/x.git');
     expect(questionText(q)).not.toContain('repository');
   });
 });

@@ -238,6 +238,31 @@ describe('the broker', () => {
     expect(files).toEqual(['config.yml']);
   });
 
+  it('lets gh reach the ssh agent, but not through a socket the command could swap for a link to a key', async () => {
+    fs.mkdirSync(path.join(home, '.ssh'));
+    fs.writeFileSync(path.join(home, '.ssh', 'id_ed25519'), 'KEY\n');
+    const planted = path.join(root, 'agent.sock');
+    fs.symlinkSync(path.join(home, '.ssh', 'id_ed25519'), planted);
+    const outside = path.join(base, 'agent');
+    fs.mkdirSync(outside);
+    const server = net.createServer().listen(path.join(outside, 's'));
+    await new Promise((r) => server.once('listening', r));
+    try {
+      type WithGrants = { toolGrants(program: string, env: Record<string, string>, writable: string[]): { path: string; access: string }[] };
+      const grantsWith = async (sock: string) => {
+        await broker.close();
+        broker = (await startBroker({ root, writable: [root], home, env: { PATH: '/usr/bin:/bin', HOME: home, SSH_AUTH_SOCK: sock }, programs: { gh: path.join(fake.bin, 'gh') }, cli: CLI, log: () => undefined })) as Broker;
+        return (broker as unknown as WithGrants).toolGrants(path.join(fake.bin, 'gh'), {}, [root]).map((g) => g.path);
+      };
+      const viaLink = await grantsWith(planted);
+      expect(viaLink).not.toContain(path.join(home, '.ssh', 'id_ed25519'));
+      expect(viaLink.some((p) => p.startsWith(path.join(home, '.ssh')))).toBe(false);
+      expect(await grantsWith(path.join(outside, 's'))).toContain(path.join(outside, 's'));
+    } finally {
+      server.close();
+    }
+  });
+
   it('serves many requests in turn', async () => {
     answers = ['always'];
     expect((await gh(['pr', 'create', '--title', '0'])).status).toBe(0);

@@ -224,18 +224,32 @@ export function configChanges(before: ConfigEntry[], after: ConfigEntry[]): { ch
   return { changed, refused };
 }
 
-/** `NAME URL` for each remote of a configuration: its pushurl if it has one, else its url. */
+/**
+ * `NAME URL` for each remote of a configuration: its pushurl if it has one, else its url; and
+ * `branch:NAME URL` for a branch that pushes to a URL rather than a remote (branch.NAME.pushremote,
+ * remote.pushdefault as `*`).
+ */
 export function remotesOf(entries: ConfigEntry[]): string[] {
   const urls = new Map<string, { url?: string; push?: string }>();
+  const direct: string[] = [];
   for (const [key, value] of entries) {
     const k = splitKey(key);
+    if (value !== null && isUrlLike(value)) {
+      if (k.section === 'branch' && k.subsection !== undefined && (k.name === 'pushremote' || k.name === 'remote')) direct.push(`branch:${k.subsection} ${value}`);
+      if (k.section === 'remote' && k.subsection === undefined && k.name === 'pushdefault') direct.push(`branch:* ${value}`);
+    }
     if (k.section !== 'remote' || k.subsection === undefined || value === null) continue;
     const r = urls.get(k.subsection) ?? {};
     if (k.name === 'url' && r.url === undefined) r.url = value;
     if (k.name === 'pushurl' && r.push === undefined) r.push = value;
     urls.set(k.subsection, r);
   }
-  return [...urls].filter(([, r]) => r.url !== undefined || r.push !== undefined).map(([name, r]) => `${name} ${r.push ?? r.url}`);
+  return [...[...urls].filter(([, r]) => r.url !== undefined || r.push !== undefined).map(([name, r]) => `${name} ${r.push ?? r.url}`), ...direct];
+}
+
+/** A value that names a place (a URL, user@host:path, a path) rather than a remote's name. */
+function isUrlLike(value: string): boolean {
+  return /[:/]/.test(value);
 }
 
 /**

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import {
-  ConfigEntry, GIT_PINS, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, snapshotRepository, unsafeIncludes,
+  ConfigEntry, GIT_PINS, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, remotesOf, snapshotRepository, unsafeIncludes,
 } from '../../../../src/confine/broker/tools/git';
 
 // Fixture repositories are made with git run with no configuration of the machine's.
@@ -232,5 +232,19 @@ describe('prepareGit', () => {
     expect(p.env.GIT_DIR.startsWith(path.join(home, '.local', 'state', 'confine', '.confine-git-'))).toBe(true);
     await p.finish(true);
     expect(fs.readdirSync(path.join(home, '.local', 'state', 'confine'))).toEqual([]);
+  });
+});
+
+describe('remotesOf', () => {
+  it('names each remote with the URL a push goes to, and branches that push to a URL', () => {
+    const entries: ConfigEntry[] = [
+      ['remote.origin.url', 'https://github.com/o/r.git'],
+      ['remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*'],
+      ['remote.fork.url', 'https://github.com/me/r.git'],
+      ['remote.fork.pushurl', 'git@github.com:me/r.git'],
+      ['branch.main.remote', 'origin'],
+      ['branch.topic.pushremote', 'https://github.com/attacker/x.git'],
+    ];
+    expect(remotesOf(entries)).toEqual(['origin https://github.com/o/r.git', 'fork git@github.com:me/r.git', 'branch:topic https://github.com/attacker/x.git']);
   });
 });
