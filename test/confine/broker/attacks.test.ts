@@ -57,6 +57,7 @@ case "$1 $2" in
     ;;
   "pr checkout") git checkout -q -b pr-7 2>&1 && echo "checked out" ;;
   "repo view") ls -a ;;
+  "release download") echo asset > "$4" && echo downloaded ;;
 esac
 `,
     0o755,
@@ -99,13 +100,10 @@ interface Confined extends RunResult {
   fork: string;
 }
 
-/**
- * `arb confine [args] sh -c SCRIPT` in the project, as the user, answering `answer`. The remote is
- * a -w path, so that gh (which writes only where the command may) can push to it.
- */
+/** `arb confine [args] sh -c SCRIPT` in the project, as the user, answering `answer`. */
 function confineSh(script: string, answer: string, options: { args?: string[]; env?: Record<string, string>; cwd?: string } = {}): Confined {
   fs.writeFileSync(path.join(tools, 'answer'), `${answer}\n`);
-  const r = arbAsUser(['confine', ...(options.args ?? ['-w', remote]), '--', 'sh', '-c', script], {
+  const r = arbAsUser(['confine', ...(options.args ?? []), '--', 'sh', '-c', script], {
     cwd: options.cwd ?? project,
     env: { PATH: `${tools}:${NODE_DIR}:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask'), ...options.env },
   });
@@ -151,7 +149,6 @@ describe('git that gh runs does not enter what the fork holds', () => {
     const r = confineSh(`${nestedRepo(`git config filter.x.clean "$EVIL" && echo '* filter=x' > .gitattributes && git add .gitattributes`)} && gh pr create --title x; echo status=$?`, 'once');
     expect(r.stderr).not.toMatch(/not allowed/);
     expect(r.stdout).toContain('status=0');
-    expect(r.stdout).toContain('pushed');
     expectNothingRan(r);
   });
 
@@ -191,6 +188,27 @@ describe('git that gh runs does not enter what the fork holds', () => {
     const r = confineSh(script, 'once');
     expect(r.stdout).toContain('status=0');
     expectNothingRan(r);
+  });
+
+  test('a local remote the command may write (-w), with hooks and an alternateRefsCommand: git pushes to no local repository', () => {
+    const script = [
+      evil(),
+      `printf '#!/bin/sh\\nexec %s\\n' "$EVIL" > ${remote}/hooks/pre-receive && chmod +x ${remote}/hooks/pre-receive && cp ${remote}/hooks/pre-receive ${remote}/hooks/post-receive`,
+      `git -C ${remote} config core.alternateRefsCommand "$EVIL" && git -C ${remote} config core.fsmonitor "$EVIL"`,
+      `mkdir -p .hidden && git init -q --bare .hidden/alt.git && echo "$F/.hidden/alt.git/objects" > ${remote}/objects/info/alternates`,
+      'gh pr create --title x; echo status=$?',
+    ].join(' && ');
+    try {
+      const r = confineSh(script, 'once', { args: ['-w', remote] });
+      expect(r.stdout).toContain('status=0');
+      expect(r.stdout).not.toContain('pushed');
+      expect(r.stdout).toMatch(/transport 'file' not allowed/);
+      expectNothingRan(r);
+    } finally {
+      for (const f of ['hooks/pre-receive', 'hooks/post-receive', 'objects/info/alternates']) fs.rmSync(path.join(remote, f), { force: true });
+      git(remote, ['config', '--unset-all', 'core.alternateRefsCommand']);
+      git(remote, ['config', '--unset-all', 'core.fsmonitor']);
+    }
   });
 
   test('.gitmodules naming a submodule by an ext:: URL and an update command: nothing runs', () => {
@@ -251,18 +269,14 @@ describe('gh runs in a sandbox of its own', () => {
     expect(r.stdout).toMatch(/body:\n[^\n]*Permission denied/);
   });
 
-  test('gh writes where the command may (a -w remote), and its own copy of .git; not elsewhere', () => {
-    fs.rmSync(path.join(remote, 'refs', 'heads', 'topic'), { force: true });
-    const allowed = confineSh('gh pr create --title x; echo status=$?', 'once');
-    expect(allowed.stdout).toContain('pushed');
-    expect(git(remote, ['branch', '--list', 'topic']).trim()).toBe('topic');
-    expect(git(allowed.fork, ['config', 'remote.origin.gh-resolved']).trim()).toBe('base');
-
-    fs.rmSync(path.join(remote, 'refs', 'heads', 'topic'), { force: true });
-    const denied = confineSh('gh pr create --title x; echo status=$?', 'once', { args: [] });
-    expect(denied.stdout).not.toContain('pushed');
-    expect(denied.stdout).toMatch(/remote rejected|[Pp]ermission denied/);
-    expect(git(remote, ['branch', '--list', 'topic']).trim()).toBe('');
+  test('gh writes where the command may (-w), not elsewhere (EACCES)', () => {
+    const allowed = userDir('attack-w');
+    const other = userDir('attack-not-w');
+    const r = confineSh(`gh release download v1 ${allowed}/asset; gh release download v1 ${other}/asset; echo status=$?`, 'once', { args: ['-w', allowed] });
+    expect(r.stdout).toContain('downloaded');
+    expect(fs.readFileSync(path.join(allowed, 'asset'), 'utf8')).toBe('asset\n');
+    expect(r.stderr).toMatch(new RegExp(`${other}/asset: Permission denied`));
+    expect(fs.existsSync(path.join(other, 'asset'))).toBe(false);
   });
 });
 

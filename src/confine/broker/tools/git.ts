@@ -49,6 +49,28 @@ export interface RepoSnapshot {
  */
 const EXACT = ['objects/info/alternates', 'objects/info/http-alternates'];
 
+/**
+ * Directories whose every file must be as it was: remotes/ and branches/ define remotes the old
+ * way, outside the configuration, so the configuration check would not see a remote added there
+ * (one that pushes to a repository of the command's, whose configuration git would then obey).
+ */
+const EXACT_DIRS = ['remotes', 'branches'];
+
+/** The files of EXACT_DIRS in a .git, as relative paths. */
+function exactDirFiles(gitDir: string): string[] {
+  const out: string[] = [];
+  for (const d of EXACT_DIRS) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(gitDir, d));
+    } catch {
+      continue;
+    }
+    for (const n of names) out.push(`${d}/${n}`);
+  }
+  return out.sort();
+}
+
 function readIfFile(file: string): Buffer | undefined {
   try {
     return fs.readFileSync(file);
@@ -114,7 +136,7 @@ export function snapshotRepository(dir: string): RepoSnapshot | undefined {
     }
   }
   const exact = new Map<string, Buffer | undefined>();
-  for (const rel of EXACT) exact.set(rel, readIfFile(path.join(gitDir, rel)));
+  for (const rel of [...EXACT, ...exactDirFiles(gitDir)]) exact.set(rel, readIfFile(path.join(gitDir, rel)));
   return { top: repo.top, files, exact };
 }
 
@@ -174,8 +196,25 @@ function sameValues(a: (string | null)[], b: (string | null)[]): boolean {
 
 /** A URL git reaches over the network (not a local path, file://, ext:: or another helper). */
 export function isNetworkUrl(url: string): boolean {
-  if (/^(https?|ssh|git):\/\/[A-Za-z0-9]/i.test(url)) return !/\s/.test(url);
-  return /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\s-][^\s]*$/.test(url); // git@github.com:owner/repo
+  let host: string | undefined;
+  const full = /^(?:https?|ssh|git):\/\/(?:[^/@\s]*@)?(\[[^\]]*\]|[A-Za-z0-9][^/:\s]*)/i.exec(url);
+  if (full) host = full[1];
+  else {
+    const scp = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):[^/\s-][^\s]*$/.exec(url); // git@github.com:owner/repo
+    if (scp) host = scp[1];
+  }
+  if (host === undefined || /\s/.test(url)) return false;
+  // A repository on this machine is one the command may have made: git there (receive-pack over
+  // ssh to localhost) would run with its configuration and hooks, outside any sandbox.
+  return !isThisMachine(host);
+}
+
+/** Whether a host names this machine (localhost, a loopback address, its own name). */
+export function isThisMachine(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1' || h === '0.0.0.0' || /^127\./.test(h) || /^0*:[0:]*:0*1$/.test(h)) return true;
+  const self = os.hostname().toLowerCase();
+  return h === self || h === self.split('.')[0];
 }
 
 const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -332,7 +371,9 @@ export const GIT_PINS: readonly [key: string, value: string, why: string][] = [
   // Transports that run programs, or read another local repository, named by .gitmodules or a
   // legacy .git/remotes file: ext:: runs a command; file:// only when the user gives it.
   ['protocol.ext.allow', 'never', 'an ext:: URL would run a command'],
-  ['protocol.file.allow', 'user', 'a local repository only when named by the user, never by .gitmodules'],
+  // A local repository pushed to or fetched from runs receive-pack or upload-pack there, without
+  // these pins (git clears them for a local transport): its own hooks and configuration would run.
+  ['protocol.file.allow', 'never', 'no push or fetch to a repository on this file system'],
 ];
 
 /**
@@ -502,6 +543,9 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
     copyGitDir(path.join(repo.top, '.git'), clone);
     if (fs.existsSync(path.join(clone, 'commondir'))) throw new GitRefused(`${repo.top}/.git names another repository (commondir)`);
 
+    for (const rel of exactDirFiles(clone)) {
+      if (!snapshot.exact.has(rel)) throw new GitRefused(`its .git/${rel} is new since confine started`);
+    }
     for (const [rel, was] of snapshot.exact) {
       const now = readIfFile(path.join(clone, rel));
       if ((was === undefined) !== (now === undefined) || (was && now && !was.equals(now))) {

@@ -69,6 +69,10 @@ describe('isNetworkUrl and unsafeIncludes', () => {
     expect(isNetworkUrl('ssh://git@github.com/o/r')).toBe(true);
     expect(isNetworkUrl('git@github.com:o/r.git')).toBe(true);
     for (const bad of ['/srv/repo', 'file:///srv/repo', 'ext::sh -c x', '../r', 'fd::3', 'git@github.com:-oProxyCommand=x']) expect(isNetworkUrl(bad)).toBe(false);
+    // This machine is not the network: git there would obey a repository the command made.
+    for (const here of ['ssh://localhost/w/evil.git', 'ssh://me@127.0.0.1/w/evil.git', 'ssh://[::1]/w/x.git', 'me@localhost:w/evil.git', `ssh://${os.hostname()}/w/x.git`, 'git://LOCALHOST./x']) {
+      expect(isNetworkUrl(here)).toBe(false);
+    }
   });
 
   it('names includes the command could write', () => {
@@ -225,6 +229,27 @@ describe('prepareGit', () => {
     const snapshot = snapshotRepository(top);
     fs.writeFileSync(path.join(top, '.git', 'objects', 'info', 'alternates'), '/home/me/private/.git/objects\n');
     await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/objects\/info\/alternates changed/);
+  });
+
+  it('refuses a remote defined the old way (.git/remotes, .git/branches) since confine started', async () => {
+    const snapshot = snapshotRepository(top);
+    fs.mkdirSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'upstream'), `URL: ${top}/evil.git\nPush: refs/heads/*:refs/heads/*\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/remotes\/upstream is new since confine started/);
+    fs.rmSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.mkdirSync(path.join(top, '.git', 'branches'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'branches', 'x'), `${top}/evil.git\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/branches\/x is new/);
+  });
+
+  it('keeps a remote defined the old way that was there when confine started, and refuses it changed', async () => {
+    fs.mkdirSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'old'), 'URL: https://github.com/o/r.git\n');
+    const snapshot = snapshotRepository(top);
+    const p = await prepareGit(top, context(snapshot));
+    await p.finish(false);
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'old'), `URL: ${top}/evil.git\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/remotes\/old changed/);
   });
 
   it('makes the clone in the home directory when the command can write beside the repository', async () => {
