@@ -31,6 +31,8 @@ export interface Question {
   repository?: string;
   /** Its remotes, `NAME URL` each: where a push goes. */
   remotes?: string[];
+  /** Variables from the command that choose where the tool acts (`GH_REPO=OWNER/REPO`). */
+  variables?: string[];
 }
 
 /** Each remote as `NAME URL` (branch:NAME for a branch that pushes to a URL), quoted. */
@@ -43,8 +45,9 @@ function remoteWords(q: Question): string[] {
 
 /** The lines that say where the tool acts: the repository and each remote, nothing hidden. */
 export function whereLines(q: Question): string[] {
-  if (q.repository === undefined) return [];
-  const lines = [`repository ${displayCommandLine([q.repository])}`];
+  const given = (q.variables ?? []).map((v) => `with ${displayCommandLine([v])}`);
+  if (q.repository === undefined) return given;
+  const lines = [...given, `repository ${displayCommandLine([q.repository])}`];
   for (const r of remoteWords(q)) lines.push(r.startsWith('branch:') ? `branch ${r.slice('branch:'.length).replace(' ', ' pushes to ')}` : `remote ${r}`);
   if ((q.remotes ?? []).length === 0) lines.push('no remote');
   return lines;
@@ -335,6 +338,7 @@ export async function ask(q: Question, options: AskOptions): Promise<AskResult> 
       CONFINE_ASK_ALWAYS: q.offerAlways ? '1' : '0',
       CONFINE_ASK_REPOSITORY: q.repository ?? '',
       CONFINE_ASK_REMOTES: remoteWords(q).join('\n'),
+      CONFINE_ASK_VARIABLES: (q.variables ?? []).map((v) => displayCommandLine([v])).join('\n'),
     };
     const r = await runAsker(file, q.argv, env, undefined, options.signal);
     if (r.error !== undefined) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) failed: ${r.error}` };

@@ -320,7 +320,8 @@ class BrokerServer implements Broker {
     // descriptor), so the command cannot swap it for a link while the question is open.
     let cwdFd: number;
     try {
-      cwdFd = fs.openSync(request.cwd, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0));
+      // O_NONBLOCK: a FIFO in its place must not block confine (O_DIRECTORY refuses it anyway).
+      cwdFd = fs.openSync(request.cwd, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) | fs.constants.O_NONBLOCK);
     } catch {
       return this.denied(tool, request, `its directory ${request.cwd} is not one confine can see`);
     }
@@ -394,6 +395,7 @@ class BrokerServer implements Broker {
           offerAlways: verdict.remember !== null && !allowWritable,
           note: verdict.reason,
           ...(git?.top !== undefined ? { repository: git.top, remotes: git.remotes } : {}),
+          variables: env.GH_REPO !== undefined ? [`GH_REPO=${env.GH_REPO}`] : [],
         };
         const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal, writable, asker: this.asker })))(question, withdraw.signal);
         conn.onGone = undefined;

@@ -203,5 +203,6 @@ describe('where the tool acts, in the question', () => {
     expect(questionText({ ...q, repository: '/work/p', remotes: [] })).toContain('repository /work/p\nno remote');
     expect(questionText({ ...q, repository: '/w', remotes: ['branch:topic https://github.com/a/x.git'] })).toContain('repository /w\nbranch topic pushes to https://github.com/a/x.git');
     expect(questionText(q)).not.toContain('repository');
+    expect(questionText({ ...q, variables: ['GH_REPO=attacker/x'], repository: '/w' })).toContain('in /work/p\nwith GH_REPO=attacker/x\nrepository /w');
   });
 });
