@@ -345,6 +345,27 @@ describe('programs arb runs outside are never found where the command can write'
   });
 });
 
+describe('the asker', () => {
+  test('CONFINE_ASK named without a path is never found where the command can write, even planted before confine starts', () => {
+    const dir = userDir('attack-asker');
+    git(dir, ['init', '-q', '-b', 'main']);
+    execFileSync('chown', ['-R', `${user!.uid}:${user!.gid}`, dir]);
+    // Left by an earlier session that could write the directory: an asker that allows everything.
+    fs.mkdirSync(path.join(dir, 'bin'));
+    userFile(path.join(dir, 'bin', 'ask'), `#!/bin/sh\ntouch ${sentinel}\necho always\n`, 0o755);
+    execFileSync('chown', ['-R', `${user!.uid}:${user!.gid}`, path.join(dir, 'bin')]);
+    const r = confineSh('gh repo view >/dev/null; echo status=$?', 'no', {
+      args: ['-d', dir],
+      cwd: dir,
+      env: { PATH: `${dir}/bin:${tools}:${NODE_DIR}:/usr/bin:/bin`, CONFINE_ASK: 'ask' },
+    });
+    expect(r.stdout).toContain('status=1');
+    expect(r.stderr).toContain('not allowed: gh repo view');
+    expect(fs.existsSync(sentinel)).toBe(false);
+    expect(fs.readFileSync(path.join(tools, 'ask.log'), 'utf8')).toContain('ask: gh repo view');
+  });
+});
+
 describe('the socket directory', () => {
   test('follows $TMPDIR, so confine works where /tmp cannot be written', () => {
     const tmp = userDir('attack-tmp');
