@@ -20,6 +20,7 @@ import * as path from 'node:path';
 
 import { ArbError } from '../errors';
 import { isInside } from '../paths/inside';
+import { commonlyWritable, isUntrusted } from '../paths/programs';
 import { LinkView, RUN_LATER, forkNeighbours, nodeLinks, resolveWithLinks } from './hardening';
 import { runAndWait } from './jail';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
@@ -224,11 +225,12 @@ export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'dir' | 'homes' |
 // --- facts and running: the only parts that touch the system ------------------------------
 
 /**
- * Finds the bwrap program on PATH. A missing one is an error naming the package to install,
- * never a reason to run the command without the jail.
+ * Finds the bwrap program on PATH, in none of `untrusted` (where a command could have put one). A
+ * missing one is an error naming the package to install, never a reason to run the command
+ * without the jail.
  */
-export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin']): string {
-  const dirs = (searchPath ?? '').split(':').filter((d) => path.isAbsolute(d));
+export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin'], untrusted: readonly string[] = []): string {
+  const dirs = (searchPath ?? '').split(':').filter((d) => path.isAbsolute(d) && !isUntrusted(d, untrusted));
   for (const d of [...dirs, ...fallbacks]) {
     const candidate = path.join(d, 'bwrap');
     try {
@@ -353,7 +355,9 @@ export function shellQuote(a: string): string {
 export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
   return (plan: ConfinePlan) => {
     if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the bwrap step needs the policy step first');
-    const bwrap = findBwrap(process.env.PATH);
+    // bwrap runs outside: never one from a path the command may write (as confine's git: issue 13).
+    const writable = plan.policy.grants.filter((g) => g.access === 'write').map((g) => g.path);
+    const bwrap = findBwrap(process.env.PATH, undefined, [plan.dir, ...writable, ...commonlyWritable(plan.options.env, plan.home)]);
     const grants = grantsForBwrap(plan.policy.grants);
     const plain: BwrapPlan = {
       dir: plan.dir,

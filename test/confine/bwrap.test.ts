@@ -308,6 +308,8 @@ describe('findBwrap', () => {
     try {
       fs.writeFileSync(path.join(dir, 'bwrap'), '#!/bin/sh\n', { mode: 0o755 });
       expect(findBwrap(`/nonexistent:${dir}`, [])).toBe(path.join(dir, 'bwrap'));
+      // Not where the command could write (a bwrap there would run outside, as you).
+      expect(() => findBwrap(`/nonexistent:${dir}`, [], [dir])).toThrow(/not installed/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
