@@ -160,8 +160,15 @@ export function mountRules(mounts: readonly MountSpec[], abi: number): LandlockR
  * never a reason to run the command without the jail.
  */
 export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin'], untrusted: readonly string[] = []): string {
-  const found = findProgram('bwrap', searchPath, untrusted) ?? findProgram('bwrap', fallbacks.join(path.delimiter), untrusted);
+  const lookUp = (skip: readonly string[]) => findProgram('bwrap', searchPath, skip) ?? findProgram('bwrap', fallbacks.join(path.delimiter), skip);
+  const found = lookUp(untrusted);
   if (found !== undefined) return found;
+  const planted = untrusted.length > 0 ? lookUp([]) : undefined;
+  if (planted !== undefined) {
+    throw new ArbError('ARB_UNSUPPORTED', `cannot use the bwrap jail: the only bwrap found, '${planted}', is where the confined command may write, and bwrap runs outside, as you`, {
+      hint: 'put bubblewrap in a directory the command cannot write (install the package bubblewrap), or use --jail landlock',
+    });
+  }
   throw new ArbError('ARB_UNSUPPORTED', "cannot use the bwrap jail: bubblewrap's program 'bwrap' is not installed (not found on PATH)", {
     hint: 'install the package bubblewrap (apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap), or use --jail landlock',
   });

@@ -368,7 +368,9 @@ describe('findBwrap', () => {
       fs.writeFileSync(path.join(dir, 'bwrap'), '#!/bin/sh\n', { mode: 0o755 });
       expect(findBwrap(`/nonexistent:${dir}`, [])).toBe(path.join(dir, 'bwrap'));
       // Not where the command could write (a bwrap there would run outside, as you).
-      expect(() => findBwrap(`/nonexistent:${dir}`, [], [dir])).toThrow(/not installed/);
+      expect(() => findBwrap(`/nonexistent:${dir}`, [], [dir])).toThrow(
+        `cannot use the bwrap jail: the only bwrap found, '${path.join(dir, 'bwrap')}', is where the confined command may write, and bwrap runs outside, as you`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
