@@ -25,7 +25,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ArbError } from '../../errors';
-import { landlockAbi, recvFds, seccompAvailable } from '../../native';
+import { landlockAbi, launcherPath, recvFds, seccompAvailable } from '../../native';
 import { isInside, isInsideAny } from '../../paths/inside';
 import { commonlyWritable } from '../../paths/programs';
 import { spawnConfined } from '../confined-process';
@@ -353,6 +353,12 @@ class BrokerServer implements Broker {
     if (isWritable(program, writable)) {
       return denied(`${program} is where the confined command can write, so it is not run outside`);
     }
+    // Nor the launcher that confines it, which starts outside, as the user (arb installed in the
+    // directory, a -w path or a writable cache).
+    const launcher = this.launcher();
+    if (launcher !== undefined && isWritable(launcher, writable)) {
+      return denied(`confine's launcher ${launcher} is where the confined command can write, so nothing is run outside with it: install arb where the command cannot write`);
+    }
     const env = tool.forwardEnv(request.env);
     const verdict = tool.judge(request.argv, { root, cwd, env });
     if (verdict.kind === 'never') return denied(`${verdict.reason}: never run from a confined command`);
@@ -551,6 +557,11 @@ class BrokerServer implements Broker {
     }
     add(git?.privateDir, 'write', "confine's copy of .git, which gh's git changes");
     return grants;
+  }
+
+  /** The launcher spawnConfined runs (Linux): beside the addon loaded. */
+  private launcher(): string | undefined {
+    return process.platform === 'linux' ? launcherPath() : undefined;
   }
 
   private seccompCache: boolean | undefined;

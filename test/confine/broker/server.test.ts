@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { Answer, Question } from '../../../src/confine/broker/ask';
 import { FDS_MARKER, encodeFrame } from '../../../src/confine/broker/protocol';
 import { Broker, startBroker } from '../../../src/confine/broker/server';
-import { sendFds, unixConnect } from '../../../src/native';
+import { launcherPath, sendFds, unixConnect } from '../../../src/native';
 import { CLI } from '../../helpers/env';
 import { FakeGh, makeFakeGh } from './fake-gh';
 
@@ -177,6 +177,25 @@ describe('the broker', () => {
     broker = (await start({ gh: path.join(fake.bin, 'gh') })) as Broker;
     const r2 = await gh(['pr', 'list']);
     expect(r2.stdout).toBe(`PATH=${fake.bin}:/usr/bin:/bin\n${execFileSync('git', ['--version'], { encoding: 'utf8' })}`);
+  });
+
+  it("does not run gh where confine's launcher lies where the command can write (arb installed there)", async () => {
+    await broker.close();
+    const launcherDir = path.dirname(launcherPath());
+    broker = (await startBroker({
+      root,
+      writable: [root, fake.logDir, launcherDir],
+      home,
+      env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+      programs: { gh: path.join(fake.bin, 'gh') },
+      cli: CLI,
+      ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }),
+      log: () => undefined,
+    })) as Broker;
+    const r = await gh(['pr', 'list']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`confine's launcher ${launcherPath()} is where the confined command can write, so nothing is run outside with it`);
+    expect(r.stdout).toBe('');
   });
 
   it('tells the command when it was not allowed, and does not run gh', async () => {
