@@ -61,6 +61,8 @@ export function sidesOf(first: string, second?: string): Sides {
     throw systemError('read the base', showRoot(base), err);
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `the base '${showRoot(base)}' of '${first}' is not a directory`);
+  // Finding the enclosing repository may run git (its safe.directory): never one planted here.
+  trustGitOutside([fork, base].map((r) => r.toString('utf8')));
   return { base, fork, trustTimes: true, prefix: applyPrefix(fork, base), outerTop: enclosingRepoTop(fork, base) };
 }
 

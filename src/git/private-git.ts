@@ -32,7 +32,10 @@ export function trustGitOutside(dirs: readonly string[]): void {
 /** The git arb runs (see trustGitOutside). */
 export function gitProgram(): string {
   if (chosenGit !== undefined) return chosenGit;
-  const untrusted = [...untrustedDirs, process.cwd(), ...commonlyWritable(process.env, process.env.HOME ?? os.homedir())];
+  // The working directory, unless it is / (which would leave no git anywhere: nobody works in
+  // a fork from there).
+  const cwd = process.cwd();
+  const untrusted = [...untrustedDirs, ...(cwd === '/' ? [] : [cwd]), ...commonlyWritable(process.env, process.env.HOME ?? os.homedir())];
   const found = findProgram('git', process.env.PATH, untrusted);
   if (found === undefined) {
     throw new ArbError('ARB_GIT', 'git is not installed', {

@@ -328,6 +328,30 @@ describe('programs arb runs outside are never found where the command can write'
     expect(fs.existsSync(sentinel)).toBe(false);
   });
 
+  test('arb diff of a fork in another user’s repository: the git asked for safe.directory is never one planted in the fork', () => {
+    // A repository of root's, holding a directory of the user's: arb diff reads safe.directory
+    // (with git) to decide whether that repository's .gitignore files count.
+    const outer = userDir('attack-outer');
+    fs.chownSync(outer, 0, 0);
+    git(outer, ['init', '-q', '-b', 'main']);
+    const mine = userDir('mine', outer);
+    const source = userDir('src', mine);
+    userFile(path.join(source, 'file'), 'x\n');
+    const cli = require.resolve('../../../dist/cli.js');
+    const fork = asUser(process.execPath, [cli, 'fork', source], { cwd: mine });
+    expect(fork.status).toBe(0);
+    const forkDir = fork.stdout.trim().split('\n').pop() as string;
+    // What a command confined to the fork could leave there, on a PATH the user has later.
+    const bin = path.join(forkDir, 'node_modules', '.bin');
+    const planted = `#!/bin/sh\ntouch ${sentinel}\nexec /usr/bin/git "$@"\n`;
+    const made = asUser('/bin/sh', ['-c', `mkdir -p ${bin} && printf '%s' '${planted}' > ${bin}/git && chmod +x ${bin}/git`], {});
+    expect(made.status).toBe(0);
+    const diff = asUser(process.execPath, [cli, 'diff', forkDir], { env: { PATH: `${bin}:${NODE_DIR}:/usr/bin:/bin` }, cwd: '/' });
+    expect({ status: diff.status, stderr: diff.stderr }).toEqual({ status: 1, stderr: '' });
+    expect(fs.existsSync(path.join(bin, 'git'))).toBe(true);
+    expect(fs.existsSync(sentinel)).toBe(false);
+  });
+
   test('a writable PATH entry whose name starts with two dots (DIR/..bin) is not trusted for gh’s git', () => {
     const dir = userDir('attack-dots');
     git(dir, ['init', '-q', '-b', 'main']);
