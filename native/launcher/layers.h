@@ -112,6 +112,9 @@ struct LaunchPlan {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // NAME=value
   std::vector<int> keepFds;      // sorted, each > 2: open in the command besides 0, 1, 2
+  // An inherited descriptor of the directory to run in (fchdir; then closed, unless kept): what
+  // confine opened and checked, whatever `cwd` (then only its name, for messages) leads to now.
+  int cwdFd = -1;
   NamespacePlan namespaces;
   LandlockPlan landlock;
   SeccompPlan seccomp;

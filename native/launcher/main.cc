@@ -11,7 +11,7 @@
 // probe plan; if not, Landlock alone as the plan's fallback says, and said on stderr] ->
 // namespaces and mounts (namespaces.cc) -> [without
 // a PID namespace, when confine waits: fork, this process the subreaper that ends what the
-// command leaves running] -> chdir ->
+// command leaves running] -> chdir (or fchdir to the plan's cwd-fd, then closed) ->
 // Landlock (landlock.cc) -> seccomp (seccomp.cc) -> 0-2 and kept descriptors inheritable and
 // blocking -> execve (and /bin/sh FILE for a file without #!, as execvp does).
 //
@@ -202,7 +202,9 @@ int Main(int argc, char** argv) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);
     if (getppid() != plan.parent) _exit(1);
   }
-  if (!CloseOthers(plan.keepFds, reportFd, &failure)) Report(plan, reportFd, failure, false);
+  std::vector<int> left(plan.keepFds);
+  if (plan.cwdFd >= 0) left.push_back(plan.cwdFd);
+  if (!CloseOthers(left, reportFd, &failure)) Report(plan, reportFd, failure, false);
   if (plan.namespaces.enabled && plan.fallback.present) {
     ErrnoFailure why;
     if (!NamespacesWork(plan.fallback.probe, &why)) {
@@ -238,7 +240,13 @@ int Main(int argc, char** argv) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);
   }
 
-  if (chdir(plan.cwd.c_str()) != 0) Report(plan, reportFd, {errno, "chdir", plan.cwd}, false);
+  if (plan.cwdFd >= 0) {
+    // The directory confine opened and checked, not whatever its name leads to by now.
+    if (fchdir(plan.cwdFd) != 0) Report(plan, reportFd, {errno, "fchdir", plan.cwd}, false);
+    if (!std::binary_search(plan.keepFds.begin(), plan.keepFds.end(), plan.cwdFd)) close(plan.cwdFd);
+  } else if (chdir(plan.cwd.c_str()) != 0) {
+    Report(plan, reportFd, {errno, "chdir", plan.cwd}, false);
+  }
   bool confined = false;
   if (plan.landlock.enabled) {
     if (!RestrictSelf(plan.landlock, &failure)) Report(plan, reportFd, failure, false);

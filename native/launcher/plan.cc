@@ -6,7 +6,7 @@
 //   arb-launch-plan/1
 //   cwd PATH                    file PATH
 //   argv N ARG…                 env N NAME=VALUE…
-//   keep-fd FD
+//   keep-fd FD                  cwd-fd FD              (fchdir to FD rather than chdir to cwd)
 //   landlock HANDLED_FS HANDLED_NET SCOPED RESTRICT_FLAGS
 //   rule PATH ACCESS            net-rule PORT ACCESS
 //   namespaces PID NET UID GID READ_ONLY_ROOT            (0 or 1 for the flags)
@@ -113,6 +113,9 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
     } else if (word == "keep-fd") {
       if (!r.Number(&a) || a < 3 || a > INT_MAX) return bad(word);
       plan->keepFds.push_back(static_cast<int>(a));
+    } else if (word == "cwd-fd") {
+      if (!r.Number(&a) || a < 3 || a > INT_MAX || plan->cwdFd >= 0) return bad(word);
+      plan->cwdFd = static_cast<int>(a);
     } else if (word == "landlock") {
       if (!r.Number(&a) || !r.Number(&b) || !r.Number(&c) || !r.Number(&d) || a == 0) return bad(word);
       plan->landlock.enabled = true;
@@ -181,6 +184,11 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
   }
   if (!plan->probe && (plan->cwd.empty() || plan->file.empty() || plan->argv.empty())) {
     *error = "the plan names no cwd, file or argv";
+    return false;
+  }
+  if (plan->cwdFd >= 0 && (plan->namespaces.enabled || plan->fallback.probe.enabled)) {
+    // A directory opened outside would lead out of the mount namespace's view.
+    *error = "cwd-fd cannot be used with namespaces";
     return false;
   }
   std::sort(plan->keepFds.begin(), plan->keepFds.end());

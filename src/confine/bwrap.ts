@@ -20,11 +20,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
+import { findProgram } from '../paths/programs';
 import { FS, grantRights } from './landlock';
 import type { LandlockRuleset } from './landlock';
 import { MountPlan, bwrapMasks, bwrapMountArgs } from './mount-plan';
 import { MountSpec, mountArgs } from './mounts';
-import { isInside } from './policy';
 
 /** An entry of the host's `/`, as the jail remakes it. */
 export interface RootEntry {
@@ -60,11 +61,6 @@ export interface BwrapPlan {
 // Directories the jail makes its own rather than binding from the host.
 const JAIL_DEV = '/dev';
 const JAIL_PROC = '/proc';
-
-/** True if p is base or below it. Both absolute and normalized. */
-export function isUnder(p: string, base: string): boolean {
-  return isInside(p, base);
-}
 
 function normal(p: string): string {
   const n = path.posix.normalize(p);
@@ -117,7 +113,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   const later = (plan.userMounts ?? []).map((m) => m.dest);
   const remount = [...bwrapMasks(plan.mounts), ...(plan.mounts.readOnlyRoot ? ['/'] : [])];
   for (const mask of remount) {
-    if (!later.some((d) => isUnder(mask, d))) a.push('--remount-ro', mask);
+    if (!later.some((d) => isInside(mask, d, 'lexical'))) a.push('--remount-ro', mask);
   }
 
   a.push('--chdir', normal(plan.dir));
@@ -133,10 +129,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
  */
 export function visibleInJail(p: string, plan: Pick<BwrapPlan, 'mounts' | 'userMounts'>): boolean {
   const file = normal(p);
-  if ((plan.userMounts ?? []).some((m) => m.source !== undefined && m.source === m.dest && isUnder(file, m.dest))) return true;
+  if ((plan.userMounts ?? []).some((m) => m.source !== undefined && m.source === m.dest && isInside(file, m.dest, 'lexical'))) return true;
   let nearest: MountPlan['ops'][number] | undefined;
   for (const op of plan.mounts.ops) {
-    if (op.kind === 'symlink' || !isUnder(file, op.path)) continue;
+    if (op.kind === 'symlink' || !isInside(file, op.path, 'lexical')) continue;
     if (!nearest || op.path.length > nearest.path.length) nearest = op;
   }
   return nearest === undefined || nearest.kind === 'bind-ro' || nearest.kind === 'bind-rw';
@@ -159,19 +155,19 @@ export function mountRules(mounts: readonly MountSpec[], abi: number): LandlockR
 // --- facts and running: the only parts that touch the system ------------------------------
 
 /**
- * Finds the bwrap program on PATH. A missing one is an error naming the package to install,
+ * Finds the bwrap program on PATH, in none of `untrusted` (where a command could have put one:
+ * bwrap runs outside, as the user). A missing one is an error naming the package to install,
  * never a reason to run the command without the jail.
  */
-export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin']): string {
-  const dirs = (searchPath ?? '').split(':').filter((d) => path.isAbsolute(d));
-  for (const d of [...dirs, ...fallbacks]) {
-    const candidate = path.join(d, 'bwrap');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) return candidate;
-    } catch {
-      /* not here */
-    }
+export function findBwrap(searchPath: string | undefined = process.env.PATH, fallbacks: readonly string[] = ['/usr/bin', '/bin'], untrusted: readonly string[] = []): string {
+  const lookUp = (skip: readonly string[]) => findProgram('bwrap', searchPath, skip) ?? findProgram('bwrap', fallbacks.join(path.delimiter), skip);
+  const found = lookUp(untrusted);
+  if (found !== undefined) return found;
+  const planted = untrusted.length > 0 ? lookUp([]) : undefined;
+  if (planted !== undefined) {
+    throw new ArbError('ARB_UNSUPPORTED', `cannot use the bwrap jail: the only bwrap found, '${planted}', is where the confined command may write, and bwrap runs outside, as you`, {
+      hint: 'put bubblewrap in a directory the command cannot write (install the package bubblewrap), or use --jail landlock',
+    });
   }
   throw new ArbError('ARB_UNSUPPORTED', "cannot use the bwrap jail: bubblewrap's program 'bwrap' is not installed (not found on PATH)", {
     hint: 'install the package bubblewrap (apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap), or use --jail landlock',

@@ -11,6 +11,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInside } from '../paths/inside';
+
 export type RunLaterKind = 'dir' | 'file';
 
 export interface RunLaterEntry {
@@ -145,9 +147,8 @@ export function runLaterPaths(homes: readonly string[], env: NodeJS.ProcessEnv):
  */
 export function makeRunLaterDirs(paths: readonly RunLaterPath[], writable: readonly string[], dir: string): string[] {
   const made: string[] = [];
-  const inside = (p: string, d: string) => p === d || p.startsWith(`${d}/`);
   for (const p of paths) {
-    if ((p.kind !== 'dir' && !p.work) || inside(p.path, dir)) continue;
+    if ((p.kind !== 'dir' && !p.work) || isInside(p.path, dir, 'lexical')) continue;
     let parent: string;
     try {
       parent = fs.realpathSync(path.dirname(p.path));
@@ -155,7 +156,7 @@ export function makeRunLaterDirs(paths: readonly RunLaterPath[], writable: reado
       continue; // the tool's directory itself is not there: nothing writes here
     }
     const real = path.join(parent, path.basename(p.path));
-    if (!writable.some((w) => inside(real, w) && real !== w)) continue;
+    if (!writable.some((w) => isInside(real, w, 'lexical') && real !== w)) continue;
     try {
       if (p.kind === 'dir') fs.mkdirSync(real, { mode: 0o755 });
       else fs.closeSync(fs.openSync(real, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644));

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ArbError, formatError } from '../errors';
+import { isInside } from '../paths/inside';
 import { filterEnvironment } from './environment';
 import type { Hardening } from './hardening';
 import { rightNames, scopeNames } from './landlock';
@@ -14,7 +15,7 @@ import type { Grant } from './policy';
 import type { ConfineOptions, ConfinePlan } from './run';
 
 function tilde(home: string, p: string): string {
-  return home && p !== home && p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+  return home && p !== home && isInside(p, home, 'lexical') ? `~${p.slice(home.length)}` : p;
 }
 
 function table(rows: [string, string][], indent = '  '): string[] {
@@ -58,7 +59,7 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   out.push(...table(rows));
 
   const grants: Grant[] = plan.policy?.grants ?? [];
-  const inHome = (g: Grant) => plan.homes.some((hm) => g.path === hm || g.path.startsWith(`${hm}/`));
+  const inHome = (g: Grant) => plan.homes.some((hm) => isInside(g.path, hm, 'lexical'));
   const readable = grants.filter((g) => g.access === 'read' && inHome(g));
   const writable = grants.filter((g) => g.access === 'write');
   out.push('');

@@ -73,9 +73,10 @@ function mountRecord(op: MountOpSpec): string[] {
 /**
  * The plan in the launcher's wire format (native/launcher/plan.cc): NUL-terminated strings, a
  * keyword and its fields per record. `parent`: the launcher dies with that process, and runs
- * nothing if it is gone already. `probe`: enter the namespaces, then exit 0.
+ * nothing if it is gone already. `probe`: enter the namespaces, then exit 0. `cwdFd`: the
+ * launcher's descriptor of the directory to run in (fchdir; `plan.cwd` is then its name only).
  */
-export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; probe?: boolean } = {}): Buffer {
+export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; probe?: boolean; cwdFd?: number } = {}): Buffer {
   const words: string[] = [MAGIC];
   const check = (what: string, s: string) => {
     if (s.includes('\0')) throw new TypeError(`the launch plan's ${what} contains a NUL byte`);
@@ -86,6 +87,7 @@ export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; pro
   const env = Object.entries(plan.env).map(([k, v]) => check('environment', `${k}=${v}`));
   words.push('env', String(env.length), ...env);
   for (const fd of plan.keepFds ?? []) words.push('keep-fd', String(fd));
+  if (extra.cwdFd !== undefined) words.push('cwd-fd', String(extra.cwdFd));
   const ns = plan.namespaces;
   if (ns) {
     words.push('namespaces', flag(ns.pid), flag(ns.net), String(ns.uid), String(ns.gid), flag(ns.readOnlyRoot ?? true));
@@ -134,6 +136,12 @@ export interface LaunchOptions {
    * its own; it may use `fds` descriptors from 3 on (bwrap's status), the launcher's come after.
    */
   wrap?: { file: string; fds: number; args: (launcherArgv: string[]) => string[]; env?: NodeJS.ProcessEnv };
+  /**
+   * A descriptor of the directory the command runs in (confine's, opened and checked by the
+   * caller, who closes it): the launcher inherits it and fchdir()s there, so the command runs in
+   * what was opened, whatever `plan.cwd` leads to by then. Not with namespaces or `wrap`.
+   */
+  cwdFd?: number;
 }
 
 export interface Launched {
@@ -175,7 +183,14 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
   const launcherArgv = [launcher, '--plan-fd', String(planFd), '--report-fd', String(reportFd)];
   const file = options.wrap ? options.wrap.file : launcher;
   const args = options.wrap ? options.wrap.args(launcherArgv) : launcherArgv.slice(1);
-  const stdio = [...(options.stdio ?? ['inherit', 'inherit', 'inherit']), ...Array<IOType>(wrapFds + 2).fill('pipe')];
+  const stdio: (IOType | number)[] = [...(options.stdio ?? ['inherit', 'inherit', 'inherit']), ...Array<IOType>(wrapFds + 2).fill('pipe')];
+  // The working directory's descriptor, right after the report's.
+  let cwdFd: number | undefined;
+  if (options.cwdFd !== undefined) {
+    if (options.wrap || plan.namespaces) throw new TypeError('a working directory descriptor is for the launcher alone, without namespaces');
+    cwdFd = stdio.length;
+    stdio.push(options.cwdFd);
+  }
   // Loaded here, not at the top: becoming the launcher (execLauncher) needs none of it.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { spawn } = require('node:child_process') as typeof import('node:child_process');
@@ -185,7 +200,7 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
   planStream?.on('error', () => {
     /* the launcher died before reading it: its status says why */
   });
-  planStream?.end(encodeLaunchPlan(plan, { parent: options.wrap ? undefined : process.pid }));
+  planStream?.end(encodeLaunchPlan(plan, { parent: options.wrap ? undefined : process.pid, cwdFd }));
   const started = new Promise<void>((resolve, reject) => {
     if (!reportStream) return resolve();
     const chunks: Buffer[] = [];

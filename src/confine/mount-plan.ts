@@ -16,7 +16,7 @@ import * as path from 'node:path';
 
 import type { MountOpSpec } from '../native';
 import { RunLaterPath, runLaterPaths } from './caches';
-import { isInside } from './policy';
+import { isInside } from '../paths/inside';
 
 export type EntryKind = 'directory' | 'file' | 'symlink' | 'device' | 'other';
 
@@ -195,13 +195,13 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
   for (const [p, why] of privates) {
     const real = existingDir(p);
     // Not the directory the command works in, nor a part of it: that is its work, kept.
-    if (real && !(input.dir && isInside(real, input.dir))) offer({ kind: 'tmpfs', path: real, why, ...(input.tmpSize ? { size: input.tmpSize } : {}) });
+    if (real && !(input.dir && isInside(real, input.dir, 'lexical'))) offer({ kind: 'tmpfs', path: real, why, ...(input.tmpSize ? { size: input.tmpSize } : {}) });
   }
   // The resolver configuration is often a link into /run (systemd-resolved, resolvconf): DNS
   // must keep working with /run masked. Only its target is brought back, read-only.
   for (const p of input.keepUnderRun ?? []) {
     const { real } = resolveWithLinks(p, view);
-    if (isInside(real, '/run') && view.lstat(real) === 'file') offer({ kind: 'bind-ro', path: real, why: 'the resolver configuration (DNS), under the masked /run' });
+    if (isInside(real, '/run', 'lexical') && view.lstat(real) === 'file') offer({ kind: 'bind-ro', path: real, why: 'the resolver configuration (DNS), under the masked /run' });
   }
 
   // The host's /dev/pts holds every terminal of the user (the command could read what is typed
@@ -242,7 +242,7 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
   // would bring the host's files (and sockets) back into the private /tmp.
   const privateRoots = [...candidates.values()].filter((c) => c.kind === 'tmpfs').map((c) => c.path);
   for (const p of input.neighbours ?? []) {
-    if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t))) {
+    if (!privateRoots.some((t) => isInside(resolveWithLinks(p, view).real, t, 'lexical'))) {
       protect.push([p, 'beside the fork (the directory forked, a base, another fork): never written by the command', undefined]);
     }
   }
@@ -260,24 +260,24 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
       // where it leads somewhere the command may write, what runs it later follows it: said.
       const parent = resolveWithLinks(path.dirname(p), view).real;
       const at = path.join(parent, path.basename(p));
-      if (view.lstat(at) === 'symlink' && writable.some((w) => isInside(parent, w))) {
+      if (view.lstat(at) === 'symlink' && writable.some((w) => isInside(parent, w, 'lexical'))) {
         tops.set(parent, [...(tops.get(parent) ?? []), path.basename(p)]);
-        if (writable.some((w) => isInside(real, w)) || (input.dir && isInside(real, input.dir))) {
+        if (writable.some((w) => isInside(real, w, 'lexical')) || (input.dir && isInside(real, input.dir, 'lexical'))) {
           warnings.push(`${at} is a link to ${real}, which the command may write: what runs it later outside (${why.replace(/^runs outside later \((.*)\)$/, '$1')}) follows it; remove the link if you did not make it`);
         }
         continue;
       }
     }
-    if (input.dir && isInside(real, input.dir)) continue;
+    if (input.dir && isInside(real, input.dir, 'lexical')) continue;
     if (kind === undefined && hint === 'file') {
       const parent = resolveWithLinks(path.dirname(p), view).real;
-      if (view.lstat(parent) !== 'directory' || (input.dir && (isInside(parent, input.dir) || isInside(input.dir, parent)))) continue;
-      if (!writable.some((w) => isInside(parent, w))) continue;
+      if (view.lstat(parent) !== 'directory' || (input.dir && (isInside(parent, input.dir, 'lexical') || isInside(input.dir, parent, 'lexical')))) continue;
+      if (!writable.some((w) => isInside(parent, w, 'lexical'))) continue;
       tops.set(parent, [...(tops.get(parent) ?? []), path.basename(p)]);
       continue;
     }
     if (kind !== 'directory' && kind !== 'file') continue;
-    if (!writable.some((w) => w !== real && isInside(real, w))) continue;
+    if (!writable.some((w) => w !== real && isInside(real, w, 'lexical'))) continue;
     protectedPaths.add(real);
     offer({ kind: 'bind-ro', path: real, why, protect: true });
   }
@@ -299,7 +299,7 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
   const kept: PlannedMount[] = [];
   const nearestAbove = (p: string) => {
     let best: MountOpSpec | undefined;
-    for (const k of kept) if (k.path !== p && isInside(p, k.path) && (!best || depth(k.path) > depth(best.path))) best = k;
+    for (const k of kept) if (k.path !== p && isInside(p, k.path, 'lexical') && (!best || depth(k.path) > depth(best.path))) best = k;
     return best;
   };
   for (const op of sorted) {
@@ -392,7 +392,7 @@ export function keepUnderRunPaths(): string[] {
   for (const f of ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf']) {
     try {
       const real = fs.realpathSync(f);
-      if (isInside(real, '/run')) keep.push(real);
+      if (isInside(real, '/run', 'lexical')) keep.push(real);
     } catch {
       /* absent or dangling: nothing to keep */
     }
@@ -403,8 +403,8 @@ export function keepUnderRunPaths(): string[] {
 /** The writable grant that holds one of the fork's neighbours, if any (for Landlock alone). */
 export function writableOver(neighbours: readonly string[], grants: readonly GrantLike[], dir?: string): string | undefined {
   for (const n of neighbours) {
-    if (dir && isInside(n, dir)) continue;
-    const g = grants.find((w) => w.access === 'write' && w.path !== dir && isInside(n, w.path));
+    if (dir && isInside(n, dir, 'lexical')) continue;
+    const g = grants.find((w) => w.access === 'write' && w.path !== dir && isInside(n, w.path, 'lexical'));
     if (g) return g.path;
   }
   return undefined;

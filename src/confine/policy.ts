@@ -10,6 +10,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInside } from '../paths/inside';
+
 /** list: directory names only; read: reading and running; write: everything. */
 export type Access = 'list' | 'read' | 'write';
 
@@ -123,12 +125,6 @@ export const SYSTEM_WRITABLE: readonly { path: string; why: string }[] = [
   { path: '/dev/shm', why: 'shared memory' },
 ];
 
-/** Whether `p` is `dir` or lies under it (both absolute, normalized). */
-export function isInside(p: string, dir: string): boolean {
-  if (dir === '/') return p.startsWith('/');
-  return p === dir || p.startsWith(`${dir}/`);
-}
-
 /** The directories strictly above `p`, from / down to its parent. */
 export function ancestors(p: string): string[] {
   const out: string[] = [];
@@ -151,17 +147,17 @@ export function protectedHomes(homes: readonly string[], view: FsView): string[]
     resolved.add(view.realpath(h) ?? path.normalize(h));
   }
   const list = [...resolved];
-  return list.filter((h) => !list.some((other) => other !== h && isInside(h, other)));
+  return list.filter((h) => !list.some((other) => other !== h && isInside(h, other, 'lexical')));
 }
 
 /** Whether a path is a protected home, inside one, or above one (so granting it reaches one). */
 function reachesHome(p: string, homes: readonly string[]): boolean {
-  return homes.some((h) => isInside(p, h) || isInside(h, p));
+  return homes.some((h) => isInside(p, h, 'lexical') || isInside(h, p, 'lexical'));
 }
 
 /** Whether the directory a command would work in is a home directory or holds one. */
 export function holdsHome(dir: string, homes: readonly string[]): string | undefined {
-  return homes.find((h) => isInside(h, dir));
+  return homes.find((h) => isInside(h, dir, 'lexical'));
 }
 
 /**
@@ -219,7 +215,7 @@ function addWanted(w: Wanted, homes: readonly string[], view: FsView, policy: Po
     else policy.skipped.push({ path: w.path, why: 'does not exist' });
     return;
   }
-  const home = homes.find((h) => isInside(h, real));
+  const home = homes.find((h) => isInside(h, real, 'lexical'));
   if (home !== undefined) {
     if (!w.explicit) {
       policy.warnings.push(`not granting ${w.path} (${w.why}): it leads to ${real}, which holds the home directory ${home}`);
@@ -250,7 +246,7 @@ export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
   for (const entry of (input.pathVar ?? '').split(':')) {
     if (!path.isAbsolute(entry)) continue; // relative entries mean the directory, granted below
     const real = view.realpath(entry);
-    if (real !== undefined && homes.some((h) => isInside(real, h) || isInside(h, real))) {
+    if (real !== undefined && homes.some((h) => isInside(real, h, 'lexical') || isInside(h, real, 'lexical'))) {
       wanted.push({ path: path.normalize(entry), access: 'read', why: 'on $PATH' });
     }
   }
@@ -274,6 +270,6 @@ export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
  * everything is readable; inside, only under a grant.
  */
 export function canRead(file: string, policy: Pick<Policy, 'homes' | 'grants'>): boolean {
-  if (!policy.homes.some((h) => isInside(file, h))) return true;
-  return policy.grants.some((g) => g.access !== 'list' && isInside(file, g.path));
+  if (!policy.homes.some((h) => isInside(file, h, 'lexical'))) return true;
+  return policy.grants.some((g) => g.access !== 'list' && isInside(file, g.path, 'lexical'));
 }

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { usageError } from '../errors';
+import { isInside } from '../paths/inside';
 
 export interface Preset {
   name: string;
@@ -124,7 +125,7 @@ export function choosePreset(
 
 /** The note confine prints on stderr when it applies a preset. */
 export function presetNote(preset: ResolvedPreset, home: string): string {
-  const short = (p: string) => (p === home ? '~' : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
+  const short = (p: string) => (p === home ? '~' : isInside(p, home, 'lexical') ? `~/${p.slice(home.length + 1)}` : p);
   const parts = [
     ...preset.writable.map((p) => `${short(p)} writable`),
     ...preset.readable.map((p) => `${short(p)} readable`),
@@ -141,7 +142,7 @@ export function presetNote(preset: ResolvedPreset, home: string): string {
  */
 export function ensurePresetDirs(preset: ResolvedPreset, home: string): void {
   for (const p of preset.writable) {
-    if (!p.startsWith(`${home}/`)) continue;
+    if (p === home || !isInside(p, home, 'lexical')) continue;
     fs.mkdirSync(p, { recursive: true, mode: 0o700 });
   }
 }

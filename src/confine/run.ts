@@ -17,6 +17,8 @@ import { ArbError, systemError, usageError } from '../errors';
 import * as native from '../native';
 import type { NamespacePlanSpec, SeccompPlanSpec } from '../native';
 import { removeTree } from '../fork/remove';
+import { isInside } from '../paths/inside';
+import { commonlyWritable } from '../paths/programs';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
 import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
 import { JailName, NO_JAIL_WARNING, chooseJail } from './jail';
@@ -25,7 +27,7 @@ import type { FailureMessage, LaunchPlan } from './launch';
 import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
 import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
 import { MountSpec, checkMountSources, parseMounts } from './mounts';
-import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
+import { Grant, Policy, buildPolicy, canRead, holdsHome, nodeFs, protectedHomes } from './policy';
 import type { ResolvedPreset } from './presets';
 import type { ConfineRequest } from './request';
 import type { Ended } from './wait';
@@ -204,12 +206,14 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
   const bwrap = require('./bwrap') as typeof import('./bwrap');
   // bwrap is there and every --mount source exists, before anything is forked. A missing bwrap
   // is an error naming the package, never a reason to run the command without the jail.
-  const program = bwrap.findBwrap(process.env.PATH);
+  bwrap.findBwrap(process.env.PATH);
   checkMountSources(plan.mounts);
   plan.abi = readLandlockAbi(native.landlockAbi, plan.options.env);
   await commonPlan(plan, mode);
   grantPresetPaths(plan);
   makePolicy(plan);
+  // bwrap runs outside, as the user: never one found where the command may write (issue 13).
+  const program = bwrap.findBwrap(process.env.PATH, undefined, writableByCommand(plan));
   if (mode === 'run') makeRunLaterDirs(plan);
   // bubblewrap makes the namespaces (nothing to probe); seccomp is asked.
   hardenLinux(plan, { namespaces: () => ({ ok: true }), seccomp: () => native.seccompAvailable() });
@@ -349,7 +353,7 @@ export function warnSensitiveGrants(plan: ConfinePlan): void {
   for (const [flag, p, can] of given) {
     const a = abs(p);
     for (const place of places) {
-      if (isInside(a, place.path) || isInside(place.path, a)) {
+      if (isInside(a, place.path, 'lexical') || isInside(place.path, a, 'lexical')) {
         plan.warnings.push(`${flag} ${p}: the command can ${can} ${place.what} (${place.path}); only grant it if you trust the command with them`);
       }
     }
@@ -411,6 +415,9 @@ export async function makeFork(plan: ConfinePlan): Promise<void> {
   // Loaded only when forking: it brings the clone engine and private git.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const forkModule = require('../fork/fork') as typeof import('../fork/fork');
+  // The git that forking runs is never one a command could have put in a -w path (issue 13).
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  (require('../git/private-git') as typeof import('../git/private-git')).trustGitOutside(options.write.map((w) => path.resolve(options.cwd, w)));
   const made = await forkModule.fork({
     dir: plan.dir,
     name: options.name,
@@ -439,6 +446,17 @@ export function grantPresetPaths(plan: ConfinePlan): void {
   for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
   // Read-only config that is not there is simply not granted (it is not the user's -r).
   for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
+}
+
+/**
+ * Where the command may write (its directory, -w paths, the policy's writable grants) and what
+ * any command may write (/tmp, $TMPDIR, caches): a program arb runs outside, as the user, is never
+ * taken from there (src/paths/programs.ts).
+ */
+export function writableByCommand(plan: ConfinePlan): string[] {
+  const given = plan.options.write.map((w) => path.resolve(plan.options.cwd, w));
+  const grants = (plan.policy?.grants ?? []).filter((g) => g.access === 'write').map((g) => g.path);
+  return [plan.dir, ...given, ...plan.extraWritable.map((e) => e.path), ...grants, ...commonlyWritable(plan.options.env, plan.home)];
 }
 
 /** What the command may read and write. */
@@ -719,7 +737,7 @@ function say(plan: ConfinePlan, message: string): void {
 }
 
 function tilde(plan: ConfinePlan, p: string): string {
-  return plan.home && isInside(p, plan.home) && p !== plan.home ? `~${p.slice(plan.home.length)}` : p;
+  return plan.home && isInside(p, plan.home, 'lexical') && p !== plan.home ? `~${p.slice(plan.home.length)}` : p;
 }
 
 /** What -v prints: the ABI, each grant and why, and how the command runs. */

@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
 import { inSandbox as nativeInSandbox } from '../native';
 import { FsView, Grant, nodeFs } from './policy';
 import { Waitable, fromTerminal as waitFromTerminal, runAndWait, waitable } from './wait';
@@ -93,14 +94,10 @@ function checkPath(p: string, what: string): string {
   return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
 }
 
-function isInside(p: string, dir: string): boolean {
-  return dir === '/' ? true : p === dir || p.startsWith(`${dir}/`);
-}
-
 /** Paths without duplicates, and without those inside another of them matched by subpath. */
 function prune(paths: readonly string[], isFile: (p: string) => boolean): string[] {
   const unique = [...new Set(paths)];
-  return unique.filter((p) => !unique.some((q) => q !== p && !isFile(q) && isInside(p, q)));
+  return unique.filter((p) => !unique.some((q) => q !== p && !isFile(q) && isInside(p, q, 'lexical')));
 }
 
 /**
@@ -131,7 +128,7 @@ export function seatbeltProfile(policy: SeatbeltPolicy): SeatbeltProfile {
     ],
     isFile,
     // (One that holds a home, like -r /Users, opens it, as Landlock's grant beneath it would.)
-  ).filter((r) => homes.some((h) => isInside(r, h) || isInside(h, r)) && !writable.some((w) => !isFile(w) && isInside(r, w)));
+  ).filter((r) => homes.some((h) => isInside(r, h, 'lexical') || isInside(h, r, 'lexical')) && !writable.some((w) => !isFile(w) && isInside(r, w, 'lexical')));
 
   // Each path becomes a parameter; the profile names the parameter, never the path.
   const params: [string, string][] = [];

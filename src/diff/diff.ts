@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 
 import { ArbError, systemError } from '../errors';
-import { withPrivateRepo } from '../git/private-git';
+import { trustGitOutside, withPrivateRepo } from '../git/private-git';
 import { compareTrees, mustBeDirectory, treeOf } from '../tree/compare';
 import { RelPath, Root, baseBytesOf, rootBytes, showRoot } from '../tree/paths';
 import { applyPrefix, enclosingRepoTop } from '../tree/repo';
@@ -61,6 +61,8 @@ export function sidesOf(first: string, second?: string): Sides {
     throw systemError('read the base', showRoot(base), err);
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `the base '${showRoot(base)}' of '${first}' is not a directory`);
+  // Finding the enclosing repository may run git (its safe.directory): never one planted here.
+  trustGitOutside([fork, base].map((r) => r.toString('utf8')));
   return { base, fork, trustTimes: true, prefix: applyPrefix(fork, base), outerTop: enclosingRepoTop(fork, base) };
 }
 
@@ -70,6 +72,8 @@ export function sidesOf(first: string, second?: string): Sides {
  * written out from a file, never held whole.
  */
 export async function withPatch<T>(options: DiffOptions, use: (patch: PatchFile) => Promise<T>): Promise<T> {
+  // The git that diffing runs is never one planted in either tree (issue 13).
+  trustGitOutside([options.base, options.fork].map((r) => rootBytes(r).toString('utf8')));
   return withPrivateRepo(async (repo) => {
     const { changes } = await compareTrees(options.base, options.fork, { repo, warn: options.warn, trustTimes: options.trustTimes, outerTop: options.outerTop });
     const patch = await makePatch(repo, treeOf(options.base), treeOf(options.fork), changes, options.prefix ?? '');

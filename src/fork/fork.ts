@@ -7,6 +7,8 @@ import * as path from 'node:path';
 
 import { visible } from '../tree/paths';
 import { ArbError, errnoName, systemError } from '../errors';
+import { trustGitOutside } from '../git/private-git';
+import { isInside } from '../paths/inside';
 import { CloneResult, cloneTree } from '../native';
 import { describeGitFailure, ignoredPathBuffers } from './ignore';
 import { ForkPaths, baseOf, checkNameLength, forkPathsOf, reserveNextFork, reservePaths, validateForkName } from './names';
@@ -77,7 +79,7 @@ function destPaths(source: string, dest: string): ForkPaths {
   }
   if (!st.isDirectory()) throw new ArbError('ARB_NOT_DIRECTORY', `cannot fork to '${dest}': '${parent}' is not a directory`, { path: parent });
   const fork = path.join(fs.realpathSync(parent), path.basename(resolved));
-  if (fork === source || fork.startsWith(`${source}/`)) {
+  if (isInside(fork, source, 'lexical')) {
     throw new ArbError('ARB_BAD_NAME', `cannot fork '${source}' to '${dest}': the fork would be inside the directory it forks`, {
       hint: 'choose a DEST outside it',
     });
@@ -93,6 +95,7 @@ function destPaths(source: string, dest: string): ForkPaths {
 export async function fork(options: ForkOptions = {}): Promise<ForkResult> {
   const warn = options.warn ?? defaultWarn;
   const source = resolveSource(path.resolve(options.dir ?? process.cwd()));
+  trustGitOutside([source]);
 
   let planned: ForkPaths | undefined;
   if (options.dest !== undefined) {

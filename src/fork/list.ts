@@ -19,7 +19,7 @@ import * as path from 'node:path';
 
 import { compareTrees, Change, EntryStat } from '../tree/compare';
 import { enclosingRepoTop } from '../tree/repo';
-import { PrivateRepo, withPrivateRepo } from '../git/private-git';
+import { PrivateRepo, trustGitOutside, withPrivateRepo } from '../git/private-git';
 import { RelPath, fsPath, rootBytes, visible } from '../tree/paths';
 import { readSeenLink, sameContent } from '../tree/read';
 import { findForks } from './names';
@@ -148,6 +148,8 @@ export async function examine(dir: string, name: string, forkPath: string, baseP
       return entry;
     }
     entry.identity = { dev: forkSt.dev, ino: forkSt.ino };
+    // The git that looking runs is never one planted in the fork or its base (issue 13).
+    trustGitOutside([forkPath, basePath]);
     const look = async (repo: PrivateRepo) => {
       const compared = await compareTrees(basePath, forkPath, {
         newest: true,

@@ -22,6 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
 import { removeTree } from './remove';
 
@@ -90,7 +91,7 @@ function processIn(dir: string, places: { pid: number; place: string }[]): numbe
   } catch {
     return undefined;
   }
-  return places.find((p) => p.place === real || p.place.startsWith(`${real}/`))?.pid;
+  return places.find((p) => isInside(p.place, real, 'lexical'))?.pid;
 }
 
 /** Files only in the fork, or else commits, branches or tags only in its repository. */

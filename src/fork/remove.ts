@@ -12,6 +12,7 @@ import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
 import { hasRemoveTree, removeTree as removeNatively } from '../native';
+import { systemProgram } from '../paths/programs';
 
 /** What removeTree found: removed (or nothing there), or left as it was. */
 export type Removal = 'removed' | 'gone' | 'not-directory' | 'other';
@@ -49,10 +50,12 @@ function removeWithRm(p: string, expect?: { dev: number; ino: number }): Removal
   if (!st.isDirectory()) return 'not-directory';
   if (expect && (st.dev !== expect.dev || st.ino !== expect.ino)) return 'other';
   const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
-  let r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+  // rm and chmod of the system, never ones on a PATH entry a confined command could write.
+  const rm = systemProgram('rm');
+  let r = spawnSync(rm, ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   if (r.status !== 0 && fs.existsSync(p)) {
-    spawnSync('chmod', ['-R', 'u+rwx', '--', p]);
-    r = spawnSync('rm', ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
+    spawnSync(systemProgram('chmod'), ['-R', 'u+rwx', '--', p]);
+    r = spawnSync(rm, ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   }
   if (r.error) throw new ArbError('ARB_IO', `cannot run rm to remove '${p}': ${r.error.message}`);
   if (r.status !== 0) throw new ArbError('ARB_IO', `cannot remove '${p}': ${r.stderr.trim().split('\n').slice(-1)[0] || `rm exited with status ${r.status}`}`);

@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 
 import { ArbError } from '../errors';
+import { isInside } from '../paths/inside';
 import type { PrivateRepo } from '../git/private-git';
 import { GitDirs, readSmall, repositoryAt } from '../tree/repo';
 import { Root, realRootBytes } from '../tree/paths';
@@ -91,7 +92,7 @@ export async function workOnlyInFork(repo: PrivateRepo, dir: Root, fork: Root, b
   const forkDirs = repositoryAt(fork, false);
   if (!forkDirs) return NONE;
   const forkTop = realRootBytes(fork).toString('latin1');
-  if (!forkDirs.commonDir.startsWith(`${forkTop}/`)) return NONE;
+  if (forkDirs.commonDir === forkTop || !isInside(forkDirs.commonDir, forkTop, 'lexical')) return NONE;
   const forkRefs = readRefs(forkDirs);
   const dirDirs = repositoryAt(dir, false);
   const baseDirs = repositoryAt(base, false);

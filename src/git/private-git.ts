@@ -11,6 +11,40 @@ import * as path from 'node:path';
 
 import { visible } from '../tree/paths';
 import { ArbError } from '../errors';
+import { commonlyWritable, findProgram, isUntrusted } from '../paths/programs';
+
+// Which git: found once, by an absolute path, on PATH but in no directory a confined command could
+// have written: the directories arb works on (the fork, its base, the directory forked, -d and -w
+// of confine), the working directory, the temporary directories and caches. A `git` planted in
+// node_modules/.bin or a project's bin (on PATH through npm run or direnv) is never run.
+let chosenGit: string | undefined;
+const untrustedDirs: string[] = [];
+
+/**
+ * Adds directories where git is never taken from (the callers' directories, as they start). If
+ * the git already chosen is in one, it is found again.
+ */
+export function trustGitOutside(dirs: readonly string[]): void {
+  for (const d of dirs) if (path.isAbsolute(d)) untrustedDirs.push(path.resolve(d));
+  if (chosenGit !== undefined && isUntrusted(chosenGit, untrustedDirs)) chosenGit = undefined;
+}
+
+/** The git arb runs (see trustGitOutside). */
+export function gitProgram(): string {
+  if (chosenGit !== undefined) return chosenGit;
+  // The working directory, unless it is / (which would leave no git anywhere: nobody works in
+  // a fork from there).
+  const cwd = process.cwd();
+  const untrusted = [...untrustedDirs, ...(cwd === '/' ? [] : [cwd]), ...commonlyWritable(process.env, process.env.HOME ?? os.homedir())];
+  const found = findProgram('git', process.env.PATH, untrusted);
+  if (found === undefined) {
+    throw new ArbError('ARB_GIT', 'git is not installed', {
+      hint: 'install git (apt-get install git); a git on PATH where a confined command could write (the directory, /tmp, a cache) is not used',
+    });
+  }
+  chosenGit = found;
+  return found;
+}
 
 export interface GitResult {
   status: number;
@@ -203,7 +237,7 @@ export class PrivateRepo {
     const argv = [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args];
     const ok = options.okStatuses ?? [0];
     return new Promise((resolve, reject) => {
-      const child = spawn('git', argv, {
+      const child = spawn(gitProgram(), argv, {
         cwd: options.workTree ?? this.root,
         env,
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -289,7 +323,7 @@ export class PrivateRepo {
    * killed on dispose(), so that none writes into the repository as it is removed (Ctrl-C).
    */
   start(args: string[], options: Omit<GitRunOptions, 'input' | 'okStatuses'> = {}): ChildProcess {
-    const child = spawn('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
+    const child = spawn(gitProgram(), [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
       cwd: options.workTree ?? this.root,
       env: gitEnv(this.home, this.gitDir, options),
       stdio: ['pipe', 'pipe', 'pipe'],

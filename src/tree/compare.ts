@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ArbError, systemError } from '../errors';
+import { isInside } from '../paths/inside';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './check-ignore';
 import { DirId, Seen, listDir, seenOf } from './list-dir';
@@ -301,8 +302,11 @@ class Walker {
     const top = this.options.outerTop;
     if (!top) return { base: false, fork: false };
     const make = async (tree: Tree): Promise<CheckIgnore | undefined> => {
-      const rel = path.posix.relative(top.toString('latin1'), tree.bytes.toString('latin1'));
-      if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) return undefined;
+      const topText = top.toString('latin1');
+      const rootText = tree.bytes.toString('latin1');
+      if (!isInside(rootText, topText, 'lexical')) return undefined;
+      const rel = path.posix.relative(topText, rootText);
+      if (rel === '') return undefined;
       const check = new CheckIgnore(this.repo, this.repo.alias(top), rel, showRoot(top));
       if (await check.treeIgnored()) {
         await check.close();

@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { gitProgram } from '../git/private-git';
 import { RelPath, Root, realRootBytes, rootBytes } from './paths';
 
 const P = path.posix;
@@ -113,8 +114,16 @@ function safeDirectoryList(): string[] {
   }
   // Outside any repository (cwd /, no GIT_DIR), git reads only the system and global files:
   // configuration, never a program.
-  const r = spawnSync('git', ['config', '--includes', '--get-all', 'safe.directory'], { cwd: '/', env: { ...env, GIT_CEILING_DIRECTORIES: '/' }, encoding: 'latin1' });
-  const values = r.status === 0 ? r.stdout.split('\n').filter((l) => l !== '') : [];
+  // The git arb runs, never one on a PATH entry a confined command could write (issue 13); none
+  // found reads as no safe.directory.
+  let git: string | undefined;
+  try {
+    git = gitProgram();
+  } catch {
+    git = undefined;
+  }
+  const r = git ? spawnSync(git, ['config', '--includes', '--get-all', 'safe.directory'], { cwd: '/', env: { ...env, GIT_CEILING_DIRECTORIES: '/' }, encoding: 'latin1' }) : undefined;
+  const values = r?.status === 0 ? r.stdout.split('\n').filter((l) => l !== '') : [];
   // An empty value resets the list, as in git.
   const last = values.lastIndexOf('');
   safeDirectories = values.slice(last + 1);

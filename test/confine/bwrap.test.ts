@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { BwrapPlan, RootEntry, bwrapArgs, exitCodeFromStatus, findBwrap, isUnder, visibleInJail } from '../../src/confine/bwrap';
+import { BwrapPlan, RootEntry, bwrapArgs, exitCodeFromStatus, findBwrap, visibleInJail } from '../../src/confine/bwrap';
 import { EntryKind, GrantLike, LinkView, MountPlan, buildMountPlan, bwrapMountArgs, jailDevice, launcherMounts } from '../../src/confine/mount-plan';
 import { MountSpec, parseMounts } from '../../src/confine/mounts';
 import type { MountOpSpec } from '../../src/native';
@@ -341,15 +341,6 @@ describe('visibleInJail', () => {
   });
 });
 
-describe('isUnder', () => {
-  it('compares whole path components', () => {
-    expect(isUnder('/home/u', '/home/u')).toBe(true);
-    expect(isUnder('/home/u/x', '/home/u')).toBe(true);
-    expect(isUnder('/home/user2', '/home/u')).toBe(false);
-    expect(isUnder('/anything', '/')).toBe(true);
-  });
-});
-
 describe('exitCodeFromStatus', () => {
   it("reads bwrap's exit-code report, and nothing when it never came", () => {
     expect(exitCodeFromStatus('{ "child-pid": 12, "mnt-namespace": 4 }\n{ "exit-code": 3 }\n')).toBe(3);
@@ -376,6 +367,10 @@ describe('findBwrap', () => {
     try {
       fs.writeFileSync(path.join(dir, 'bwrap'), '#!/bin/sh\n', { mode: 0o755 });
       expect(findBwrap(`/nonexistent:${dir}`, [])).toBe(path.join(dir, 'bwrap'));
+      // Not where the command could write (a bwrap there would run outside, as you).
+      expect(() => findBwrap(`/nonexistent:${dir}`, [], [dir])).toThrow(
+        `cannot use the bwrap jail: the only bwrap found, '${path.join(dir, 'bwrap')}', is where the confined command may write, and bwrap runs outside, as you`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

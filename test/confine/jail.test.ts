@@ -81,13 +81,20 @@ describe("each jail's plan (explain: nothing forked or run)", () => {
   });
 
   it('bwrap: the same policy, mount plan and ruleset, with the --mount destinations granted, and its runner', async () => {
-    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'bwrap', mounts: ['rw:/srv:/data'] }), 'explain');
-    const landlock = await planConfine(confineRequest({ command: 'true', dir: '/usr', env }), 'explain');
+    // Not -d /usr: the command could write the bwrap there (next test).
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/srv', env, jail: 'bwrap', mounts: ['rw:/srv:/data'] }), 'explain');
+    const landlock = await planConfine(confineRequest({ command: 'true', dir: '/srv', env }), 'explain');
     expect(plan.hardening?.mounts).toEqual(landlock.hardening?.mounts);
     expect(plan.landlock?.rules.slice(0, -1)).toEqual(landlock.landlock?.rules);
     expect(plan.landlock?.rules[plan.landlock.rules.length - 1].path).toBe('/data');
     expect(plan.namespaces).toBeUndefined(); // bubblewrap's, not the launcher's
     expect(plan.runner).toBeDefined();
+  });
+
+  it('bwrap: never one where the command may write (here -d /usr holds /usr/bin/bwrap)', async () => {
+    await expect(planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'bwrap' }), 'explain')).rejects.toThrow(
+      "cannot use the bwrap jail: the only bwrap found, '/usr/bin/bwrap', is where the confined command may write, and bwrap runs outside, as you",
+    );
   });
 
   it('-w, -r or -d of ~/.ssh, ~/.gnupg, ~/.aws or $XDG_RUNTIME_DIR (or around one) warns, naming what it gives away', async () => {

@@ -22,13 +22,30 @@ describe('the launch plan', () => {
     expect(bytes.toString('utf8').split('\0')).toEqual(['arb-launch-plan/1', 'cwd', '/', 'file', '/bin/echo', 'argv', '2', 'echo', 'a b', 'env', '1', 'A=1', 'keep-fd', '5', 'end', '']);
   });
 
+  it('names the working directory by an inherited descriptor with a cwd-fd record', () => {
+    const bytes = encodeLaunchPlan({ cwd: '/w', file: '/bin/true', argv: ['true'], env: {} }, { cwdFd: 5 });
+    expect(bytes.toString('utf8').split('\0')).toEqual(['arb-launch-plan/1', 'cwd', '/w', 'file', '/bin/true', 'argv', '1', 'true', 'env', '0', 'cwd-fd', '5', 'end', '']);
+  });
+
   it('refuses a NUL inside a value rather than cutting it', () => {
     expect(() => encodeLaunchPlan({ cwd: '/', file: '/bin/echo', argv: ['echo', 'a\0b'], env: {} })).toThrow(/NUL/);
   });
 
   it('a malformed plan: the launcher runs nothing and exits 2 with why', () => {
     const launcher = native.launcherPath();
-    for (const input of ['nonsense\0', 'arb-launch-plan/1\0cwd\0/\0', 'arb-launch-plan/1\0argv\0x\0end\0', 'arb-launch-plan/1\0rm\0-rf\0end\0']) {
+    const words = (...w: string[]) => w.map((x) => `${x}\0`).join('');
+    const runTrue = ['arb-launch-plan/1', 'cwd', '/', 'file', '/bin/true', 'argv', '1', 'true', 'env', '0'];
+    for (const input of [
+      'nonsense\0',
+      'arb-launch-plan/1\0cwd\0/\0',
+      'arb-launch-plan/1\0argv\0x\0end\0',
+      'arb-launch-plan/1\0rm\0-rf\0end\0',
+      // A working directory's descriptor must be one of its own (above 2), given once, and never
+      // with namespaces (a directory opened outside would lead out of their view).
+      words(...runTrue, 'cwd-fd', '2', 'end'),
+      words(...runTrue, 'cwd-fd', '5', 'cwd-fd', '6', 'end'),
+      words(...runTrue, 'cwd-fd', '5', 'namespaces', '0', '0', '0', '0', '1', 'end'),
+    ]) {
       const r = spawnSync(launcher, ['--plan-fd', '0'], { input, encoding: 'utf8' });
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/^arb-launcher: /);
@@ -65,6 +82,52 @@ describe('spawnLauncher', () => {
     expect(a).toBe('from the plan');
     // 0, 1, 2 and the descriptor ls opened to list them: the plan's and the report's are gone.
     expect(fds.map(Number).filter((n) => n > 2).length).toBeLessThanOrEqual(1);
+  });
+
+  it('runs in the directory given as a descriptor (cwd-fd), whatever its name leads to by then', async () => {
+    const work = path.join(dir, 'cwd-work');
+    const elsewhere = path.join(dir, 'cwd-elsewhere');
+    fs.mkdirSync(work);
+    fs.mkdirSync(elsewhere);
+    fs.writeFileSync(path.join(work, 'mine'), '');
+    fs.writeFileSync(path.join(elsewhere, 'theirs'), '');
+    const dirFd = fs.openSync(work, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    // The name now leads elsewhere: the descriptor still holds what was opened.
+    fs.renameSync(work, `${work}.moved`);
+    fs.symlinkSync(elsewhere, work);
+    const out = path.join(dir, 'cwd.txt');
+    const fd = fs.openSync(out, 'w');
+    try {
+      const { child, started } = spawnLauncher(
+        { cwd: work, file: '/bin/sh', argv: ['sh', '-c', 'pwd -P; ls; ls /proc/self/fd'], env: ENV },
+        { stdio: ['ignore', fd, 'inherit'], cwdFd: dirFd },
+      );
+      const exit = ended(child);
+      await started;
+      expect(await exit).toBe(0);
+    } finally {
+      fs.closeSync(fd);
+      fs.closeSync(dirFd);
+    }
+    const [pwd, listed, ...fds] = fs.readFileSync(out, 'utf8').trim().split('\n');
+    expect(pwd).toBe(`${work}.moved`);
+    expect(listed).toBe('mine');
+    // The directory's descriptor was closed once used: 0, 1, 2 and the one ls opened.
+    expect(fds.map(Number).filter((n) => n > 2).length).toBeLessThanOrEqual(1);
+  });
+
+  it('a directory descriptor that is not one fails before anything runs (fchdir, ENOTDIR)', async () => {
+    const file = path.join(dir, 'not-a-dir');
+    fs.writeFileSync(file, '');
+    const fileFd = fs.openSync(file, 'r');
+    try {
+      const { child, started } = spawnLauncher({ cwd: file, file: '/bin/true', argv: ['true'], env: ENV }, { stdio: ['ignore', 'ignore', 'ignore'], cwdFd: fileFd });
+      const exit = ended(child);
+      await expect(started).rejects.toMatchObject({ code: 'ENOTDIR', syscall: 'fchdir', path: file, confined: false });
+      expect(await exit).toBe(127);
+    } finally {
+      fs.closeSync(fileFd);
+    }
   });
 
   it('a step that fails is reported (errno, syscall, path), and the command never runs', async () => {

@@ -2,7 +2,8 @@
 // which default paths are kept or skipped, how links are resolved and refused.
 import * as path from 'node:path';
 
-import { FsView, Grant, ancestors, buildPolicy, canRead, holdsHome, isInside, protectedHomes } from '../../src/confine/policy';
+import { FsView, Grant, ancestors, buildPolicy, canRead, holdsHome, protectedHomes } from '../../src/confine/policy';
+import { isInside } from '../../src/paths/inside';
 
 /** A fake tree: directories list their names; links resolve to their target (absolute). */
 function fakeFs(dirs: Record<string, string[]>, links: Record<string, string> = {}, files: string[] = []): FsView {
@@ -75,10 +76,10 @@ function grantsOf(grants: Grant[], access?: Grant['access']): string[] {
 
 describe('policy: helpers', () => {
   it('isInside is about path components, not string prefixes', () => {
-    expect(isInside('/home/me', '/home/me')).toBe(true);
-    expect(isInside('/home/me/x', '/home/me')).toBe(true);
-    expect(isInside('/home/me2', '/home/me')).toBe(false);
-    expect(isInside('/anything', '/')).toBe(true);
+    expect(isInside('/home/me', '/home/me', 'lexical')).toBe(true);
+    expect(isInside('/home/me/x', '/home/me', 'lexical')).toBe(true);
+    expect(isInside('/home/me2', '/home/me', 'lexical')).toBe(false);
+    expect(isInside('/anything', '/', 'lexical')).toBe(true);
   });
 
   it('ancestors go from / down to the parent', () => {
@@ -129,7 +130,7 @@ describe('policy: around the home directory', () => {
   it('never grants the home directory itself or anything above it', () => {
     for (const g of policy.grants) {
       if (g.access === 'list') continue;
-      expect(isInside('/home/me', g.path)).toBe(false);
+      expect(isInside('/home/me', g.path, 'lexical')).toBe(false);
     }
   });
 

@@ -3,6 +3,7 @@
 // followed; bad input exits 2 with a message and nothing on stdout.
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { CLI, testEnv, itIf } from '../helpers/env';
@@ -577,21 +578,25 @@ describe("arb diff's private repository", () => {
     const runtime = path.join(work, 'runtime');
     fs.mkdirSync(runtime, { mode: 0o700 });
     // git (fast-import, then diff-tree) runs in the private repository: a wrapper on PATH sees where.
-    const bin = path.join(work, 'bin');
-    fs.mkdirSync(bin);
-    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$GIT_DIR" >> ${bin}/where\nexec /usr/bin/git "$@"\n`, { mode: 0o755 });
-    const e = { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, PATH: `${bin}:${process.env.PATH}` };
-    expect(arb(['diff', fork], { env: e }).status).toBe(1);
-    const where = fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n');
-    expect(where.length).toBeGreaterThan(0);
-    for (const w of where) expect(w.startsWith(`${runtime}/arb-git-`)).toBe(true);
-    expect(fs.readdirSync(runtime)).toEqual([]);
-    expect(fs.readdirSync(tmp)).toEqual([]);
-    // One that others could write is not used.
-    fs.chmodSync(runtime, 0o777);
-    fs.rmSync(path.join(bin, 'where'));
-    expect(arb(['diff', fork], { env: e }).status).toBe(1);
-    for (const w of fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n')) expect(w.startsWith(`${tmp}/arb-git-`)).toBe(true);
+    // arb never takes git from /tmp (nor the directories it diffs), so the wrapper is elsewhere.
+    const bin = fs.mkdtempSync(path.join(os.homedir(), '.arb-test-bin-'));
+    try {
+      fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$GIT_DIR" >> ${bin}/where\nexec /usr/bin/git "$@"\n`, { mode: 0o755 });
+      const e = { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, PATH: `${bin}:${process.env.PATH}` };
+      expect(arb(['diff', fork], { env: e }).status).toBe(1);
+      const where = fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n');
+      expect(where.length).toBeGreaterThan(0);
+      for (const w of where) expect(w.startsWith(`${runtime}/arb-git-`)).toBe(true);
+      expect(fs.readdirSync(runtime)).toEqual([]);
+      expect(fs.readdirSync(tmp)).toEqual([]);
+      // One that others could write is not used.
+      fs.chmodSync(runtime, 0o777);
+      fs.rmSync(path.join(bin, 'where'));
+      expect(arb(['diff', fork], { env: e }).status).toBe(1);
+      for (const w of fs.readFileSync(path.join(bin, 'where'), 'utf8').trim().split('\n')) expect(w.startsWith(`${tmp}/arb-git-`)).toBe(true);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('is removed when arb diff is interrupted (Ctrl-C)', async () => {

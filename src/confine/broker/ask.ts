@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInsideAny } from '../../paths/inside';
+import { isUntrusted } from '../../paths/programs';
 import { findOnPath } from './find-tools';
 import { killTree } from './process-tree';
 
@@ -25,6 +27,30 @@ export interface Question {
   offerAlways: boolean;
   /** Why it is asked every time, shown under the command line. */
   note?: string;
+  /** The repository the tool acts on (its top), if any: from confine's own copy of .git. */
+  repository?: string;
+  /** Its remotes, `NAME URL` each: where a push goes. */
+  remotes?: string[];
+  /** Variables from the command that choose where the tool acts (`GH_REPO=OWNER/REPO`). */
+  variables?: string[];
+}
+
+/** Each remote as `NAME URL` (branch:NAME for a branch that pushes to a URL), quoted. */
+function remoteWords(q: Question): string[] {
+  return (q.remotes ?? []).map((r) => {
+    const space = r.indexOf(' ');
+    return `${displayCommandLine([r.slice(0, space)])} ${displayCommandLine([r.slice(space + 1)])}`;
+  });
+}
+
+/** The lines that say where the tool acts: the repository and each remote, nothing hidden. */
+export function whereLines(q: Question): string[] {
+  const given = (q.variables ?? []).map((v) => `with ${displayCommandLine([v])}`);
+  if (q.repository === undefined) return given;
+  const lines = [...given, `repository ${displayCommandLine([q.repository])}`];
+  for (const r of remoteWords(q)) lines.push(r.startsWith('branch:') ? `branch ${r.slice('branch:'.length).replace(' ', ' pushes to ')}` : `remote ${r}`);
+  if ((q.remotes ?? []).length === 0) lines.push('no remote');
+  return lines;
 }
 
 export interface AskOptions {
@@ -37,6 +63,8 @@ export interface AskOptions {
   signal?: AbortSignal;
   /** Paths the confined command can write: an asker found there is not run (it answers no). */
   writable?: readonly string[];
+  /** The asker, resolved once when confine started (resolveAsker); else resolved now. */
+  asker?: ResolvedAsker;
 }
 
 export interface AskResult {
@@ -90,6 +118,7 @@ export function questionText(q: Question, seconds = DIALOG_SECONDS): string {
     displayCommandLine(q.argv),
     '',
     `in ${displayCommandLine([q.cwd])}`,
+    ...whereLines(q),
   ];
   if (q.note) lines.push('', `Asked every time: ${q.note}.`);
   lines.push('', `Deny is chosen in ${seconds} seconds.`);
@@ -152,7 +181,7 @@ function run(argv) {
 export function macDialogArgs(q: Question, seconds = DIALOG_SECONDS): string[] {
   // The first argument after the script is the command line, which starts with the tool's name,
   // so osascript cannot take it for an option.
-  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), displayCommandLine([q.cwd]), q.note ?? '', q.offerAlways ? 'always' : 'once'];
+  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), [displayCommandLine([q.cwd]), ...whereLines(q)].join('\n'), q.note ?? '', q.offerAlways ? 'always' : 'once'];
 }
 
 /** zenity's arguments: Deny is the default (--default-cancel) and is chosen at the timeout. */
@@ -190,8 +219,24 @@ export type AskerChoice =
   | { kind: 'none'; why: string };
 
 
+/** The asker and its program's absolute path (undefined: not found where it may be run from). */
+export interface ResolvedAsker {
+  choice: AskerChoice;
+  file?: string;
+}
+
+/**
+ * Who asks, and with which program: found once, as confine starts, never in a directory of
+ * `untrusted` (where the command could put an asker that answers for it).
+ */
+export function resolveAsker(env: NodeJS.ProcessEnv, untrusted: readonly string[] = [], platform: NodeJS.Platform = process.platform): ResolvedAsker {
+  const choice = chooseAsker(env, platform, untrusted);
+  if (choice.kind === 'none') return { choice };
+  return { choice, file: resolveProgram(choice.program, env.PATH, untrusted) };
+}
+
 /** Who asks, given confine's environment: CONFINE_ASK, else a dialog, else nobody. */
-export function chooseAsker(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): AskerChoice {
+export function chooseAsker(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform, untrusted: readonly string[] = []): AskerChoice {
   if (env.CONFINE_ASK) return { kind: 'program', program: env.CONFINE_ASK };
   if (platform === 'darwin') {
     if (fs.existsSync('/usr/bin/osascript')) return { kind: 'osascript', program: '/usr/bin/osascript' };
@@ -200,9 +245,9 @@ export function chooseAsker(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = 
   if (!env.DISPLAY && !env.WAYLAND_DISPLAY) {
     return { kind: 'none', why: 'no CONFINE_ASK, and no desktop (DISPLAY and WAYLAND_DISPLAY are not set) for a dialog' };
   }
-  const zenity = findOnPath('zenity', env.PATH);
+  const zenity = findOnPath('zenity', env.PATH, untrusted);
   if (zenity) return { kind: 'zenity', program: zenity };
-  const kdialog = findOnPath('kdialog', env.PATH);
+  const kdialog = findOnPath('kdialog', env.PATH, untrusted);
   if (kdialog) return { kind: 'kdialog', program: kdialog };
   return { kind: 'none', why: 'no CONFINE_ASK, and neither zenity nor kdialog is installed for a dialog' };
 }
@@ -250,15 +295,16 @@ function runAsker(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutM
   });
 }
 
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-/** A program as execvp would find it, but only in absolute PATH entries; undefined if not found. */
-export function resolveProgram(program: string, searchPath: string | undefined): string | undefined {
-  if (program.includes('/')) return path.resolve(program);
-  return findOnPath(program, searchPath);
+/**
+ * A program as execvp would find it, but only in absolute PATH entries and in none of `untrusted`;
+ * undefined if not found there.
+ */
+export function resolveProgram(program: string, searchPath: string | undefined, untrusted: readonly string[] = []): string | undefined {
+  if (program.includes('/')) {
+    const file = path.resolve(program);
+    return isUntrusted(file, untrusted) ? undefined : file;
+  }
+  return findOnPath(program, searchPath, untrusted);
 }
 
 /** Whether a file, or what it links to, lies under one of the writable paths. */
@@ -269,23 +315,31 @@ export function isWritable(file: string, writable: readonly string[]): boolean {
   } catch {
     /* missing: running it fails, which is no */
   }
-  return writable.some((w) => isInside(w, real) || isInside(w, file));
+  return isInsideAny(real, writable, 'resolved') || isInsideAny(file, writable, 'lexical');
 }
 
 /** Asks; resolves with the answer, which is no unless someone said once or always. */
 export async function ask(q: Question, options: AskOptions): Promise<AskResult> {
   const seconds = options.seconds ?? DIALOG_SECONDS;
-  const choice = chooseAsker(options.env, options.platform);
+  const { choice, file } = options.asker ?? resolveAsker(options.env, [], options.platform);
   if (choice.kind === 'none') return { answer: 'no', by: 'nobody', note: choice.why };
   const by = choice.kind === 'program' ? 'CONFINE_ASK' : 'dialog';
-  // The asker is run by its absolute path, found as confine sees it; the command could make an
+  // The asker is run by its absolute path, found as confine started; the command could make an
   // asker it can write answer for it, so one there is not run.
-  const file = resolveProgram(choice.program, options.env.PATH);
-  if (file === undefined) return { answer: 'no', by, note: `${choice.program} is not found` };
+  if (file === undefined) return { answer: 'no', by, note: `${choice.program} is not found outside what the command can write` };
   if (isWritable(file, options.writable ?? [])) return { answer: 'no', by, note: `${by === 'CONFINE_ASK' ? 'CONFINE_ASK' : 'the dialog'} (${file}) is where the confined command can write` };
   if (choice.kind === 'program') {
     // The program gets the command line as its arguments, and where it would run in CONFINE_ASK_DIR.
-    const env = { ...options.env, CONFINE_ASK_DIR: q.cwd, CONFINE_ASK_ALWAYS: q.offerAlways ? '1' : '0' };
+    // Where it acts, as the dialog shows it: CONFINE_ASK_REPOSITORY, and CONFINE_ASK_REMOTES (a
+    // `NAME URL` line each, quoted as a shell would take them back).
+    const env = {
+      ...options.env,
+      CONFINE_ASK_DIR: q.cwd,
+      CONFINE_ASK_ALWAYS: q.offerAlways ? '1' : '0',
+      CONFINE_ASK_REPOSITORY: q.repository ?? '',
+      CONFINE_ASK_REMOTES: remoteWords(q).join('\n'),
+      CONFINE_ASK_VARIABLES: (q.variables ?? []).map((v) => displayCommandLine([v])).join('\n'),
+    };
     const r = await runAsker(file, q.argv, env, undefined, options.signal);
     if (r.error !== undefined) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) failed: ${r.error}` };
     if (r.status !== 0) return { answer: 'no', by: 'CONFINE_ASK', note: `CONFINE_ASK (${choice.program}) exited with status ${r.status}` };

@@ -3,11 +3,13 @@
 // the terminal, so the tree is found from the process table (ps, on Linux and macOS alike).
 import { execFileSync } from 'node:child_process';
 
+import { systemProgram } from '../../paths/programs';
+
 /** A process and every process under it; just the process if ps cannot be run. */
 export function processTree(pid: number): number[] {
   let table: string;
   try {
-    table = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    table = execFileSync(systemProgram('ps'), ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return [pid];
   }

@@ -3,11 +3,12 @@
 // the command's own standard streams only if allowed.
 //
 // What is made, and where:
-//   /tmp/arb-XXXXXX/        mode 0700, short whatever the directory's path, so that the socket's
-//                           path fits in sun_path (104 bytes on macOS, 108 on Linux)
-//   /tmp/arb-XXXXXX/s       the socket, mode 0600 (CONFINE_SOCKET)
-//   /tmp/arb-XXXXXX/bin/gh  a link to arb's cli.js: arb called as gh is the shim (shim.ts); this
-//                           directory goes first on the command's PATH
+//   $TMPDIR/arb-XXXXXX/        mode 0700 ($TMPDIR of the environment confine started with, else
+//                              /tmp); its path must fit in sun_path (104 bytes on macOS, 108 on
+//                              Linux), or confine says to choose a shorter TMPDIR
+//   $TMPDIR/arb-XXXXXX/s       the socket, mode 0600 (CONFINE_SOCKET)
+//   $TMPDIR/arb-XXXXXX/bin/gh  a link to arb's cli.js: arb called as gh is the shim (shim.ts);
+//                              this directory goes first on the command's PATH
 // The directory is one of the command's writable paths, so that it stays reachable from inside a
 // private /tmp; everything in it is the command's to break, and only the command would suffer.
 //
@@ -24,14 +25,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ArbError } from '../../errors';
-import { recvFds } from '../../native';
+import { landlockAbi, launcherPath, recvFds, seccompAvailable } from '../../native';
+import { isInside, isInsideAny } from '../../paths/inside';
+import { commonlyWritable } from '../../paths/programs';
+import { spawnConfined } from '../confined-process';
+import { buildRuleset, readLandlockAbi } from '../landlock';
+import { Grant, buildPolicy } from '../policy';
 import { addAllowed, allowFilePath, readAllowed } from './allow';
-import { AskResult, Question, ask as defaultAsk, displayCommandLine, isWritable } from './ask';
+import { AskResult, Question, ResolvedAsker, ask as defaultAsk, displayCommandLine, isWritable, resolveAsker } from './ask';
 import { findTools } from './find-tools';
 import { killTree, processTree, signalAll } from './process-tree';
 import { FDS_MARKER, FrameDecoder, ProtocolError, Reply, STREAM_COUNT, ToolRequest, encodeFrame, parseRequest } from './protocol';
 import { TOOLS } from './tools';
-import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository } from './tools/git';
+import { GitRefused, PreparedGit, REPOSITORY_VARIABLES, RepoSnapshot, prepareGit, snapshotRepository, stateDirectory } from './tools/git';
 import type { Tool } from './tools/tool';
 
 /** How long a connection has to send its descriptors and request. */
@@ -67,6 +73,11 @@ export interface BrokerOptions {
   ask?: (question: Question, signal: AbortSignal) => Promise<AskResult>;
   /** Where warnings go; by default confine's stderr. */
   log?: (line: string) => void;
+  /**
+   * The command's grants, once its policy is made: the tool's sandbox reads what they let the
+   * command read. Without them, a policy for the directory and `writable` is made.
+   */
+  grants?: () => readonly Grant[] | undefined;
 }
 
 export interface Broker {
@@ -86,11 +97,6 @@ export interface Broker {
   closeSync(): void;
 }
 
-
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 function writableNow(w: BrokerOptions['writable'], root: string): string[] {
   return [root, ...(typeof w === 'function' ? w() : w)];
@@ -133,7 +139,21 @@ interface Connection {
 interface Running {
   child: ChildProcess;
   stopped: boolean;
+  /** Resolves once the broker is done with it (stop() waits for this). */
   exited: Promise<void>;
+  resolveExit: () => void;
+  /** How the tool ended; rejects if it could not be started. */
+  ended: Promise<{ status: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The path of an open directory: what it is now, not what its name was. */
+function openedPath(fd: number, given: string): string {
+  if (process.platform === 'linux') {
+    const p = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    if (!path.isAbsolute(p) || p.endsWith(' (deleted)')) throw new Error(`${given} is gone`);
+    return p;
+  }
+  return fs.realpathSync(given);
 }
 
 class BrokerServer implements Broker {
@@ -154,6 +174,7 @@ class BrokerServer implements Broker {
     private readonly programs: Record<string, string>,
     private readonly byName: Map<string, Tool>,
     private readonly snapshot: RepoSnapshot | undefined,
+    private readonly asker: ResolvedAsker,
   ) {
     this.tools = [...byName.keys()];
     server.on('connection', (socket: net.Socket) => this.accept(socket));
@@ -295,23 +316,48 @@ class BrokerServer implements Broker {
     const tool = this.byName.get(request.tool);
     const program = this.programs[request.tool];
     if (!tool || !program) return { type: 'error', message: `confine: no tool ${request.tool} to run` };
-    const shown = displayCommandLine([tool.name, ...request.argv]);
-    const denied = (why?: string): Reply => ({ type: 'denied', message: `not allowed: ${shown}${why ? ` (${why})` : ''}` });
+    // The directory the shim was in, opened once: the tool runs in what was opened (by its
+    // descriptor), so the command cannot swap it for a link while the question is open.
+    let cwdFd: number;
+    try {
+      // O_NONBLOCK: a FIFO in its place must not block confine (O_DIRECTORY refuses it anyway).
+      cwdFd = fs.openSync(request.cwd, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) | fs.constants.O_NONBLOCK);
+    } catch {
+      return this.denied(tool, request, `its directory ${request.cwd} is not one confine can see`);
+    }
+    try {
+      return await this.serveIn(conn, request, tool, program, cwdFd);
+    } finally {
+      fs.closeSync(cwdFd);
+    }
+  }
 
+  private denied(tool: Tool, request: ToolRequest, why?: string): Reply {
+    return { type: 'denied', message: `not allowed: ${displayCommandLine([tool.name, ...request.argv])}${why ? ` (${why})` : ''}` };
+  }
+
+  private async serveIn(conn: Connection, request: ToolRequest, tool: Tool, program: string, cwdFd: number): Promise<Reply> {
+    const denied = (why?: string): Reply => this.denied(tool, request, why);
     // The tool runs where the shim was, which must be inside the directory: elsewhere (a private
     // /tmp, a link out of the directory) confine sees another place than the command did.
     let cwd: string;
     try {
-      cwd = fs.realpathSync(request.cwd);
+      cwd = openedPath(cwdFd, request.cwd);
     } catch {
       return denied(`its directory ${request.cwd} is not one confine can see`);
     }
     const root = fs.realpathSync(this.options.root);
-    if (!isInside(root, cwd)) return denied(`${tool.name} runs only inside ${root}`);
+    if (!isInside(cwd, root, 'lexical')) return denied(`${tool.name} runs only inside ${root}`);
 
     const writable = writableNow(this.options.writable, root);
     if (isWritable(program, writable)) {
       return denied(`${program} is where the confined command can write, so it is not run outside`);
+    }
+    // Nor the launcher that confines it, which starts outside, as the user (arb installed in the
+    // directory, a -w path or a writable cache).
+    const launcher = this.launcher();
+    if (launcher !== undefined && isWritable(launcher, writable)) {
+      return denied(`confine's launcher ${launcher} is where the confined command can write, so nothing is run outside with it: install arb where the command cannot write`);
     }
     const env = tool.forwardEnv(request.env);
     const verdict = tool.judge(request.argv, { root, cwd, env });
@@ -320,7 +366,7 @@ class BrokerServer implements Broker {
     // An allow file the command could write (a -w that holds it) is neither read nor written:
     // the command would allow itself.
     const allowFile = allowFilePath(this.options.home);
-    const allowWritable = writable.some((p) => isInside(p, allowFile));
+    const allowWritable = isInsideAny(allowFile, writable, 'resolved');
     if (allowWritable && verdict.remember !== null) {
       this.log(`confine: ${allowFile} is where the confined command can write, so "Allow always" is neither read from it nor kept in it`);
     }
@@ -332,23 +378,10 @@ class BrokerServer implements Broker {
         this.log(`confine: ${(err as Error).message}`);
       }
     }
-    if (!allowed) {
-      const withdraw = new AbortController();
-      conn.onGone = () => withdraw.abort();
-      const question: Question = { argv: [tool.name, ...request.argv], cwd, offerAlways: verdict.remember !== null && !allowWritable, note: verdict.reason };
-      const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal, writable })))(question, withdraw.signal);
-      conn.onGone = undefined;
-      if (conn.gone) return { type: 'error', message: 'confine: gone' };
-      if (asked.answer === 'no') return denied(asked.note ?? (asked.by === 'nobody' ? 'no one to ask' : undefined));
-      if (asked.answer === 'always' && verdict.remember !== null && !allowWritable) {
-        try {
-          addAllowed(allowFile, verdict.remember);
-        } catch (err) {
-          this.log(`confine: cannot keep "${verdict.remember}" as allowed always: ${(err as Error).message}`);
-        }
-      }
-    }
 
+    const cleanups: (() => void)[] = [];
+    // confine's own copy of .git, made and checked before asking: a refusal needs no question,
+    // and the question shows the repository and the remotes as that copy has them.
     let git: PreparedGit | undefined;
     if (tool.runsGit) {
       try {
@@ -358,42 +391,189 @@ class BrokerServer implements Broker {
         throw err;
       }
     }
-    if (conn.gone || this.closed) {
-      await git?.finish(false);
-      return { type: 'error', message: 'confine: gone' };
-    }
-
-    const childEnv: NodeJS.ProcessEnv = { ...this.options.env };
-    if (git) for (const name of REPOSITORY_VARIABLES) delete childEnv[name];
-    // What gh runs (git, ssh, an editor) is found on PATH: never in a directory the command can
-    // write, nor a relative one (which means gh's working directory, inside it).
-    if (childEnv.PATH !== undefined) childEnv.PATH = trustedPath(childEnv.PATH, writable);
-    Object.assign(childEnv, env, git?.env ?? {}, tool.fixedEnv);
-    let child: ChildProcess;
     try {
-      child = spawn(program, request.argv, { cwd, env: childEnv, stdio: [conn.fds[0], conn.fds[1], conn.fds[2]] });
-    } catch (err) {
-      await git?.finish(false);
-      return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
-    }
-    // The child has its own copies now; ours would keep the command's pipes open.
-    closeAll(conn.fds);
-    let resolveExit!: () => void;
-    const run: Running = { child, stopped: false, exited: new Promise((r) => (resolveExit = r)) };
-    this.running.add(run);
-    const result = await new Promise<Reply>((resolve) => {
-      child.on('error', (err) => {
-        resolve({ type: 'error', message: `confine: cannot run ${program}: ${err.message}` });
-      });
-      child.on('exit', (status, signal) => resolve({ type: 'exit', status, signal }));
+      if (!allowed) {
+        const withdraw = new AbortController();
+        conn.onGone = () => withdraw.abort();
+        const question: Question = {
+          argv: [tool.name, ...request.argv],
+          cwd,
+          offerAlways: verdict.remember !== null && !allowWritable,
+          note: verdict.reason,
+          ...(git?.top !== undefined ? { repository: git.top, remotes: git.remotes } : {}),
+          variables: env.GH_REPO !== undefined ? [`GH_REPO=${env.GH_REPO}`] : [],
+        };
+        const asked = await (this.options.ask ?? ((q, signal) => defaultAsk(q, { env: this.options.env, signal, writable, asker: this.asker })))(question, withdraw.signal);
+        conn.onGone = undefined;
+        if (conn.gone) return { type: 'error', message: 'confine: gone' };
+        if (asked.answer === 'no') return denied(asked.note ?? (asked.by === 'nobody' ? 'no one to ask' : undefined));
+        if (asked.answer === 'always' && verdict.remember !== null && !allowWritable) {
+          try {
+            addAllowed(allowFile, verdict.remember);
+          } catch (err) {
+            this.log(`confine: cannot keep "${verdict.remember}" as allowed always: ${(err as Error).message}`);
+          }
+        }
+      }
+      if (conn.gone || this.closed) return { type: 'error', message: 'confine: gone' };
+
+      // A private directory for the tool's own files (tool.prepare), where the command cannot write.
+      let toolDir: string | undefined;
+      let prepared: Record<string, string> = {};
+      if (tool.prepare) {
+        try {
+          toolDir = this.toolDirectory(git, writable);
+          prepared = await tool.prepare(program, this.options.env, this.options.home, toolDir);
+        } catch (err) {
+          if (toolDir && !git?.privateDir) fs.rmSync(toolDir, { recursive: true, force: true });
+          return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
+        }
+        if (!git?.privateDir) cleanups.push(() => fs.rmSync(toolDir as string, { recursive: true, force: true }));
+      }
+      if (conn.gone || this.closed) return { type: 'error', message: 'confine: gone' };
+
+      const childEnv: Record<string, string> = {};
+      for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) childEnv[k] = v;
+      if (git) for (const name of REPOSITORY_VARIABLES) delete childEnv[name];
+      // What gh runs (git, ssh, an editor) is found on PATH: never in a directory the command can
+      // write, nor a relative one (which means gh's working directory, inside it).
+      if (childEnv.PATH !== undefined) childEnv.PATH = trustedPath(childEnv.PATH, writable);
+      Object.assign(childEnv, env, git?.env ?? {}, prepared, tool.fixedEnv);
+      // Where it runs, for the tool's own messages (the directory itself is the descriptor).
+      childEnv.PWD = cwd;
+      let run: Running;
+      try {
+        run = this.start(tool, program, request.argv, childEnv, cwdFd, cwd, conn.fds, writable, git, toolDir);
+      } catch (err) {
+        return { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
+      } finally {
+        // The child has its own copies now; ours would keep the command's pipes open.
+        closeAll(conn.fds);
+      }
+      this.running.add(run);
       conn.onGone = () => this.stop(run);
-    });
-    conn.onGone = undefined;
-    this.running.delete(run);
-    resolveExit();
-    const warning = await git?.finish(!run.stopped && result.type === 'exit');
-    if (warning) this.log(`confine: ${warning}`);
-    return result;
+      let result: Reply;
+      try {
+        const ended = await run.ended;
+        result = { type: 'exit', status: ended.status, signal: ended.signal };
+      } catch (err) {
+        result = { type: 'error', message: `confine: cannot run ${program}: ${(err as Error).message}` };
+      }
+      conn.onGone = undefined;
+      this.running.delete(run);
+      run.resolveExit();
+      const warning = await git?.finish(!run.stopped && result.type === 'exit');
+      if (warning) this.log(`confine: ${warning}`);
+      return result;
+    } finally {
+      // Not allowed, gone, or failed to start: nothing of the copy is kept (a no-op once finished).
+      await git?.finish(false);
+      for (const c of cleanups) c();
+    }
+  }
+
+  /** The tool's private directory: in confine's copy of .git's directory, else in ~/.local/state/confine. */
+  private toolDirectory(git: PreparedGit | undefined, writable: string[]): string {
+    if (git?.privateDir) {
+      const dir = path.join(git.privateDir, 'tool');
+      fs.mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    }
+    const parent = stateDirectory(this.options.home);
+    if (isInsideAny(parent, writable, 'resolved')) throw new Error(`${parent} is where the confined command can write`);
+    fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
+    return fs.mkdtempSync(path.join(parent, 'tool-'));
+  }
+
+  /**
+   * Starts the tool. On Linux, confined (confined-process.ts) by toolGrants(): it reads what the
+   * command may read and gh's own configuration, writes what the command may write and
+   * confine's copy of .git, and has the network; in the directory opened by the broker.
+   */
+  private start(tool: Tool, program: string, args: string[], env: Record<string, string>, cwdFd: number, cwd: string, fds: number[], writable: string[], git: PreparedGit | undefined, toolDir: string | undefined): Running {
+    let resolveExit!: () => void;
+    const exitedAll = new Promise<void>((r) => (resolveExit = r));
+    const stdio: [number, number, number] = [fds[0], fds[1], fds[2]];
+    let child: ChildProcess;
+    let ended: Promise<{ status: number | null; signal: NodeJS.Signals | null }>;
+    if (process.platform === 'linux') {
+      const grants = this.toolGrants(program, env, writable, git, toolDir);
+      const ruleset = buildRuleset(grants, this.abi());
+      const started = spawnConfined({ file: program, argv: [tool.name, ...args], env, cwdFd, cwd, stdio, ruleset, seccomp: this.seccomp() });
+      child = started.child;
+      ended = started.exited;
+    } else {
+      // No sandbox for the tool here yet (macOS): it runs as the user, in the directory by name.
+      child = spawn(program, args, { cwd, env, stdio });
+      ended = new Promise((resolve, reject) => {
+        child.once('error', reject);
+        child.once('exit', (status, signal) => resolve({ status, signal }));
+      });
+    }
+    return { child, stopped: false, exited: exitedAll, ended, resolveExit };
+  }
+
+  /** What the tool may reach, as policy grants: see start(). */
+  toolGrants(program: string, env: Record<string, string>, writable: string[], git: PreparedGit | undefined, toolDir?: string): Grant[] {
+    const root = fs.realpathSync(this.options.root);
+    const home = this.options.home;
+    const command =
+      this.options.grants?.() ??
+      buildPolicy({ homes: [home], home, dir: root, pathVar: env.PATH, tmpdir: env.TMPDIR, writable: writable.filter((w) => w !== root) }).grants;
+    // Everything the command may reach but the broker's own directory (the socket and shims).
+    const grants = command.filter((g) => !isInside(g.path, this.dir, 'resolved'));
+    const add = (p: string | undefined, access: 'read' | 'write', why: string, sockets = false): void => {
+      if (!p || !path.isAbsolute(p)) return;
+      let real: string;
+      let st: fs.Stats;
+      try {
+        real = fs.realpathSync(p);
+        st = fs.statSync(real);
+      } catch {
+        return;
+      }
+      grants.push({ path: real, access, isDirectory: st.isDirectory(), why, ...(sockets ? { sockets: true } : {}), ...(real !== p ? { given: p } : {}) });
+    };
+    const config = this.options.env;
+    // Not gh's own configuration directory (its token): tool.prepare hands over what gh needs.
+    add(toolDir, 'write', "the tool's private directory (its settings, a copy)");
+    add(program, 'read', 'the tool itself');
+    // ssh, for a push over ssh: the hosts it knows and its settings, and the agent, which holds
+    // the keys; never the key files.
+    // (Where the command can write them, it could make them links to a key: then not granted.)
+    for (const [rel, why] of [['known_hosts', "ssh's known hosts"], ['config', "ssh's configuration"]]) {
+      const p = path.join(home, '.ssh', rel);
+      if (!isInsideAny(p, writable, 'lexical') && !isInsideAny(p, writable, 'resolved')) add(p, 'read', why);
+    }
+    // The agent's socket only where the command cannot replace it (with a link to a key, say,
+    // which the grant would then follow); in a writable path it is the command's grant already.
+    const agent = config.SSH_AUTH_SOCK;
+    if (agent && path.isAbsolute(agent) && !isInsideAny(agent, writable, 'lexical') && !isInsideAny(agent, writable, 'resolved')) {
+      try {
+        if (fs.lstatSync(agent).isSocket()) add(agent, 'write', 'the ssh agent (signs with the keys; the key files stay hidden)', true);
+      } catch {
+        /* no agent */
+      }
+    }
+    add(git?.privateDir, 'write', "confine's copy of .git, which gh's git changes");
+    return grants;
+  }
+
+  /** The launcher spawnConfined runs (Linux): beside the addon loaded. */
+  private launcher(): string | undefined {
+    return process.platform === 'linux' ? launcherPath() : undefined;
+  }
+
+  private seccompCache: boolean | undefined;
+  private seccomp(): boolean {
+    if (this.seccompCache === undefined) this.seccompCache = seccompAvailable();
+    return this.seccompCache;
+  }
+
+  private abiCache: number | undefined;
+  private abi(): number {
+    if (this.abiCache === undefined) this.abiCache = readLandlockAbi(landlockAbi, this.options.env);
+    return this.abiCache;
   }
 
   /** SIGTERM to the tool and what it started, SIGKILL to what is left after the grace. */
@@ -439,15 +619,15 @@ class BrokerServer implements Broker {
   }
 }
 
-/** The directory the socket's goes in: /tmp, whose path is short, else the temporary directory. */
+/**
+ * The directory the socket's directory goes in: $TMPDIR of the environment confine started with
+ * (so confine works where /tmp cannot be written), else /tmp.
+ */
 function socketParent(options: BrokerOptions): string {
   if (options.socketParent) return options.socketParent;
-  try {
-    if (fs.statSync('/tmp').isDirectory()) return '/tmp';
-  } catch {
-    /* none */
-  }
-  return os.tmpdir();
+  const tmp = options.env.TMPDIR;
+  if (tmp && path.isAbsolute(tmp)) return tmp;
+  return '/tmp';
 }
 
 /**
@@ -458,10 +638,13 @@ function socketParent(options: BrokerOptions): string {
 export async function startBroker(options: BrokerOptions): Promise<Broker | undefined> {
   const cli = options.cli ?? path.resolve(__dirname, '..', '..', 'cli.js');
   const tools = options.tools ?? TOOLS;
-  const programs = options.programs ?? findTools(options.env.PATH, tools, cli);
+  const home = options.home ?? options.env.HOME ?? os.homedir();
+  // Programs run outside are found once, now, never where the command can write.
+  const untrusted = [...writableNow(options.writable, options.root), ...commonlyWritable(options.env, home)];
+  const programs = options.programs ?? findTools(options.env.PATH, tools, cli, untrusted);
   const byName = new Map(tools.filter((t) => programs[t.name]).map((t) => [t.name, t] as const));
   if (byName.size === 0) return undefined;
-  const home = options.home ?? options.env.HOME ?? os.homedir();
+  const asker = resolveAsker(options.env, untrusted);
   const snapshot = [...byName.values()].some((t) => t.runsGit) ? snapshotRepository(options.root) : undefined;
 
   const dir = fs.mkdtempSync(path.join(socketParent(options), 'arb-'));
@@ -490,7 +673,7 @@ export async function startBroker(options: BrokerOptions): Promise<Broker | unde
     // it exits as it would, and the exit hook removes the directory. A request being served
     // (its connection, a dialog, a running tool) does keep it.
     server.unref();
-    return new BrokerServer(dir, socketPath, shimDir, server, { ...options, home }, programs, byName, snapshot);
+    return new BrokerServer(dir, socketPath, shimDir, server, { ...options, home }, programs, byName, snapshot, asker);
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;

@@ -1,4 +1,4 @@
-// The broker's step in arb confine's plan (src/confine/run.ts STEPS): after the fork is made
+// The broker's step in arb confine's plan (src/confine/run.ts commonPlan): after the fork is made
 // (the snapshot of its git configuration is taken then), before the policy (which reads the
 // writable paths it adds).
 //
@@ -13,6 +13,7 @@
 import * as path from 'node:path';
 
 import type { ConfinePlan, ConfineStep } from '../run';
+import { commonlyWritable } from '../../paths/programs';
 import { findTools } from './find-tools';
 import { TOOLS } from './tools';
 
@@ -21,17 +22,23 @@ function arbRoot(): string {
   return path.resolve(__dirname, '..', '..', '..');
 }
 
-/** The paths the command may write, once the policy is made. */
+/** The paths the command may write: once the policy is made, its grants; before, what it will grant. */
 function writablePaths(plan: ConfinePlan): string[] {
   const grants = plan.policy?.grants ?? [];
-  return [plan.dir, ...grants.filter((g) => g.access === 'write').map((g) => g.path)];
+  const given = plan.options.write.map((w) => path.resolve(plan.options.cwd, w));
+  return [plan.dir, ...given, ...plan.extraWritable.map((e) => e.path), ...grants.filter((g) => g.access === 'write').map((g) => g.path)];
 }
 
 export const brokerStep: ConfineStep = async (plan) => {
   if (plan.options.headless) return;
   const cli = path.join(arbRoot(), 'dist', 'cli.js');
-  const programs = findTools(plan.options.env.PATH, TOOLS, cli);
+  // Never a gh the command could have put on PATH (in the directory, a -w path, /tmp, a cache).
+  const untrusted = [...writablePaths(plan), ...commonlyWritable(plan.options.env, plan.home)];
+  const programs = findTools(plan.options.env.PATH, TOOLS, cli, untrusted);
   if (Object.keys(programs).length === 0) return;
+  // Nor a git for the broker's own checks.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  (require('../../git/private-git') as typeof import('../../git/private-git')).trustGitOutside(untrusted);
 
   // Loaded only now: the server brings net and child_process, which a start without gh need not.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -43,6 +50,7 @@ export const brokerStep: ConfineStep = async (plan) => {
     home: plan.home,
     programs,
     cli,
+    grants: () => plan.policy?.grants,
     log: (line) => process.stderr.write(`${line}\n`),
   });
   if (!broker) return;

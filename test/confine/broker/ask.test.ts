@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 
 import {
-  Question, ask, chooseAsker, displayCommandLine, kdialogArgs, macDialogArgs, macDialogScript, parseAnswer, questionText, zenityArgs,
+  Question, ask, chooseAsker, displayCommandLine, isWritable, kdialogArgs, macDialogArgs, macDialogScript, parseAnswer, questionText, zenityArgs,
 } from '../../../src/confine/broker/ask';
 
 const q: Question = { argv: ['gh', 'pr', 'create', '--title', 'Fix it'], cwd: '/work/p', offerAlways: true };
@@ -184,5 +184,25 @@ describe('ask', () => {
     const r = await ask(q, { env: { DISPLAY: ':0', PATH: `${bin}:/usr/bin:/bin` }, platform: 'linux', seconds: 1 });
     expect(r.answer).toBe('no');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('isWritable', () => {
+  it('counts a folder whose name starts with two dots as inside the writable path (/w/..bin is in /w)', () => {
+    expect(isWritable('/w/..bin/git', ['/w'])).toBe(true);
+    expect(isWritable('/w/../bin/git', ['/w'])).toBe(false);
+    expect(isWritable('/w2/git', ['/w'])).toBe(false);
+  });
+});
+
+describe('where the tool acts, in the question', () => {
+  it('shows the repository and each remote, quoted so that nothing is hidden', () => {
+    const where: Question = { ...q, repository: '/work/p', remotes: ['origin https://github.com/o/r.git', 'fork https://evil.example/x\u202e.git'] };
+    const text = questionText(where);
+    expect(text).toContain('in /work/p\nrepository /work/p\nremote origin https://github.com/o/r.git\nremote fork $\'https://evil.example/x\\u{202e}.git\'');
+    expect(questionText({ ...q, repository: '/work/p', remotes: [] })).toContain('repository /work/p\nno remote');
+    expect(questionText({ ...q, repository: '/w', remotes: ['branch:topic https://github.com/a/x.git'] })).toContain('repository /w\nbranch topic pushes to https://github.com/a/x.git');
+    expect(questionText(q)).not.toContain('repository');
+    expect(questionText({ ...q, variables: ['GH_REPO=attacker/x'], repository: '/w' })).toContain('in /work/p\nwith GH_REPO=attacker/x\nrepository /w');
   });
 });

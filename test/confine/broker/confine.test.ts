@@ -17,6 +17,8 @@ const ready = Boolean(user && env.userWork);
 const test = itIf(ready, env.userMissing ?? 'no test user');
 
 let tools: string;
+/** Where the fake gh logs: gh runs in a sandbox of its own, which writes only where the command may (-w). */
+let logs: string;
 let markers: string;
 let project: string;
 /** The shim is arb, run by the node on the command's PATH. */
@@ -32,14 +34,17 @@ function git(dir: string, args: string[]): string {
 beforeAll(() => {
   if (!ready) return;
   tools = userDir('broker-tools');
+  logs = userDir('broker-logs');
   markers = userDir('broker-markers');
-  userFile(path.join(tools, 'gh.log'), '', 0o644);
+  userFile(path.join(logs, 'gh.log'), '', 0o644);
   userFile(path.join(tools, 'ask.log'), '', 0o644);
   userFile(
     path.join(tools, 'gh'),
     `#!/bin/sh
-echo "$*" >> ${tools}/gh.log 2>/dev/null
-if [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
+# Asked outside, by the broker, for the token it hands to the gh it runs confined.
+if [ "$1 $2" = "auth token" ]; then sed -n 's/^ *oauth_token: //p' "$HOME/.config/gh/hosts.yml"; exit; fi
+echo "$*" >> ${logs}/gh.log 2>/dev/null
+if [ -z "$GH_TOKEN" ] && [ ! -r "$HOME/.config/gh/hosts.yml" ]; then echo "gh: not logged in (cannot read ~/.config/gh)" >&2; exit 4; fi
 echo "gh ran in $(pwd)"
 echo "args: $*"
 case "$1 $2" in
@@ -65,7 +70,7 @@ afterAll(() => {
 
 beforeEach(() => {
   if (!ready) return;
-  fs.writeFileSync(path.join(tools, 'gh.log'), '');
+  fs.writeFileSync(path.join(logs, 'gh.log'), '');
   fs.writeFileSync(path.join(tools, 'ask.log'), '');
   fs.rmSync(path.dirname(allowFile()), { recursive: true, force: true });
 });
@@ -73,7 +78,7 @@ beforeEach(() => {
 /** `arb confine [args] sh -c SCRIPT` in the project, as the user, answering `answer`. */
 function confineSh(script: string, answer: string, args: string[] = [], input = ''): RunResult & { fork: string } {
   fs.writeFileSync(path.join(tools, 'answer'), `${answer}\n`);
-  const r = arbAsUser(['confine', ...args, '--', 'sh', '-c', script], {
+  const r = arbAsUser(['confine', '-w', logs, ...args, '--', 'sh', '-c', script], {
     cwd: project,
     input,
     env: { PATH: `${tools}:${NODE_DIR}:/usr/bin:/bin`, CONFINE_ASK: path.join(tools, 'ask') },
@@ -94,7 +99,7 @@ describe('a confined command asking to run gh', () => {
     expect(r.stdout).toContain('args: pr view 7');
     expect(r.stdout).toContain('stdin: from-the-command');
     expect(lines(path.join(tools, 'ask.log'))).toEqual(['gh pr view 7']);
-    expect(lines(path.join(tools, 'gh.log'))).toEqual(['pr view 7']);
+    expect(lines(path.join(logs, 'gh.log'))).toEqual(['pr view 7']);
     expect(r.status).toBe(0);
   });
 
@@ -102,7 +107,7 @@ describe('a confined command asking to run gh', () => {
     const r = confineSh('gh pr list --limit 1 >/dev/null && gh pr list --limit 2 >/dev/null; echo status=$?', 'always');
     expect(r.stdout).toContain('status=0');
     expect(lines(path.join(tools, 'ask.log'))).toEqual(['gh pr list --limit 1']);
-    expect(lines(path.join(tools, 'gh.log'))).toEqual(['pr list --limit 1', 'pr list --limit 2']);
+    expect(lines(path.join(logs, 'gh.log'))).toEqual(['pr list --limit 1', 'pr list --limit 2']);
     const st = fs.statSync(allowFile());
     expect(st.mode & 0o777).toBe(0o600);
     expect(st.uid).toBe(user!.uid);
@@ -136,7 +141,7 @@ describe('a confined command asking to run gh', () => {
     const r = confineSh('gh pr create --title x; echo status=$?', 'no');
     expect(r.stdout).toContain('status=1');
     expect(r.stderr).toContain('confine: not allowed: gh pr create --title x\n');
-    expect(lines(path.join(tools, 'gh.log'))).toEqual([]);
+    expect(lines(path.join(logs, 'gh.log'))).toEqual([]);
   });
 
   test('never runs gh auth, and does not ask', () => {
@@ -144,7 +149,7 @@ describe('a confined command asking to run gh', () => {
     expect(r.stdout).toContain('status=1');
     expect(r.stderr).toContain('confine: not allowed: gh auth token (gh auth reads and changes your credentials');
     expect(lines(path.join(tools, 'ask.log'))).toEqual([]);
-    expect(lines(path.join(tools, 'gh.log'))).toEqual([]);
+    expect(lines(path.join(logs, 'gh.log'))).toEqual([]);
   });
 
   test('asks about gh api every time', () => {
@@ -182,7 +187,7 @@ describe('a confined command asking to run gh', () => {
     expect(r.stdout).toContain('status=1');
     expect(r.stderr).toMatch(/confine: not allowed: gh pr create --title x \(its git configuration \(\.git\/config\) changed since confine started: core\.fsmonitor\)/);
     expect(fs.existsSync(mark)).toBe(false);
-    expect(lines(path.join(tools, 'gh.log'))).toEqual([]);
+    expect(lines(path.join(logs, 'gh.log'))).toEqual([]);
   });
 
   test('leaves nothing behind: the socket directory is gone when confine exits', () => {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { Answer, Question } from '../../../src/confine/broker/ask';
 import { FDS_MARKER, encodeFrame } from '../../../src/confine/broker/protocol';
 import { Broker, startBroker } from '../../../src/confine/broker/server';
-import { sendFds, unixConnect } from '../../../src/native';
+import { launcherPath, sendFds, unixConnect } from '../../../src/native';
 import { CLI } from '../../helpers/env';
 import { FakeGh, makeFakeGh } from './fake-gh';
 
@@ -59,9 +59,11 @@ beforeEach(async () => {
   asked = [];
   broker = (await startBroker({
     root,
-    writable: [root],
+    writable: [root, fake.logDir],
     home,
     env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+    // The fake gh is under /tmp, where confine never looks for a gh itself: so it is given.
+    programs: { gh: path.join(fake.bin, 'gh') },
     cli: CLI,
     ask: async (q: Question) => {
       asked.push(q.argv.join(' '));
@@ -91,7 +93,7 @@ describe('the broker', () => {
   it('has a socket path that fits in sun_path whatever the directory', async () => {
     const deep = path.join(root, 'd'.repeat(100), 'e'.repeat(100), 'f'.repeat(100));
     fs.mkdirSync(deep, { recursive: true });
-    const other = (await startBroker({ root: deep, writable: [deep], home, env: { PATH: fake.bin }, cli: CLI })) as Broker;
+    const other = (await startBroker({ root: deep, writable: [deep], home, env: { PATH: fake.bin }, programs: { gh: path.join(fake.bin, 'gh') }, cli: CLI })) as Broker;
     try {
       expect(Buffer.byteLength(other.socketPath)).toBeLessThan(104);
     } finally {
@@ -100,7 +102,7 @@ describe('the broker', () => {
   });
 
   it('is not started when gh is not installed', async () => {
-    expect(await startBroker({ root, writable: [root], home, env: { PATH: '/nonexistent' }, cli: CLI })).toBeUndefined();
+    expect(await startBroker({ root, writable: [root, fake.logDir], home, env: { PATH: '/nonexistent' }, cli: CLI })).toBeUndefined();
   });
 
   it('runs gh when allowed once, where the command was, with its stdin and stdout', async () => {
@@ -140,9 +142,10 @@ describe('the broker', () => {
     await broker.close();
     broker = (await startBroker({
       root,
-      writable: [root, path.join(home, '.config')],
+      writable: [root, fake.logDir, path.join(home, '.config')],
       home,
       env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+      programs: { gh: path.join(fake.bin, 'gh') },
       cli: CLI,
       ask: async (q: Question) => {
         asked.push(`${q.argv.join(' ')} always=${q.offerAlways}`);
@@ -164,7 +167,7 @@ describe('the broker', () => {
     fs.copyFileSync(path.join(fake.bin, 'gh'), path.join(inside, 'gh'));
     fs.chmodSync(path.join(inside, 'gh'), 0o755);
     const start = (programs: Record<string, string>) =>
-      startBroker({ root, writable: [root], home, env: { PATH: `${inside}:bin:${fake.bin}:/usr/bin:/bin`, HOME: home }, programs, cli: CLI, ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }), log: () => undefined });
+      startBroker({ root, writable: [root, fake.logDir], home, env: { PATH: `${inside}:bin:${fake.bin}:/usr/bin:/bin`, HOME: home }, programs, cli: CLI, ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }), log: () => undefined });
     broker = (await start({ gh: path.join(inside, 'gh') })) as Broker;
     const r = await gh(['pr', 'list']);
     expect(r.status).toBe(1);
@@ -174,6 +177,25 @@ describe('the broker', () => {
     broker = (await start({ gh: path.join(fake.bin, 'gh') })) as Broker;
     const r2 = await gh(['pr', 'list']);
     expect(r2.stdout).toBe(`PATH=${fake.bin}:/usr/bin:/bin\n${execFileSync('git', ['--version'], { encoding: 'utf8' })}`);
+  });
+
+  it("does not run gh where confine's launcher lies where the command can write (arb installed there)", async () => {
+    await broker.close();
+    const launcherDir = path.dirname(launcherPath());
+    broker = (await startBroker({
+      root,
+      writable: [root, fake.logDir, launcherDir],
+      home,
+      env: { PATH: `${fake.bin}:/usr/bin:/bin`, HOME: home },
+      programs: { gh: path.join(fake.bin, 'gh') },
+      cli: CLI,
+      ask: async () => ({ answer: 'once', by: 'CONFINE_ASK' }),
+      log: () => undefined,
+    })) as Broker;
+    const r = await gh(['pr', 'list']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`confine's launcher ${launcherPath()} is where the confined command can write, so nothing is run outside with it`);
+    expect(r.stdout).toBe('');
   });
 
   it('tells the command when it was not allowed, and does not run gh', async () => {
@@ -218,6 +240,46 @@ describe('the broker', () => {
     );
     answers = ['once'];
     expect((await gh(['pr', 'list'])).stdout).toBe('token=none term=dumb pager=cat/cat/cat editor=false/false/false/false prompt=0\n');
+  });
+
+  it('gives gh your token as GH_TOKEN and a private copy of its settings, not its configuration directory', async () => {
+    fs.mkdirSync(path.join(home, '.config', 'gh'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.config', 'gh', 'config.yml'), 'git_protocol: ssh\n');
+    fs.writeFileSync(path.join(home, '.config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: in-hosts\n');
+    answers = ['once'];
+    const r = await gh(['repo', 'view']);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('token='));
+    const [first, ...files] = lines.slice(at);
+    expect(first).toMatch(/^token=the-users-token config=\//);
+    expect(first).not.toContain(path.join(home, '.config'));
+    expect(files).toEqual(['config.yml']);
+  });
+
+  it('lets gh reach the ssh agent, but not through a socket the command could swap for a link to a key', async () => {
+    fs.mkdirSync(path.join(home, '.ssh'));
+    fs.writeFileSync(path.join(home, '.ssh', 'id_ed25519'), 'KEY\n');
+    const planted = path.join(root, 'agent.sock');
+    fs.symlinkSync(path.join(home, '.ssh', 'id_ed25519'), planted);
+    const outside = path.join(base, 'agent');
+    fs.mkdirSync(outside);
+    const server = net.createServer().listen(path.join(outside, 's'));
+    await new Promise((r) => server.once('listening', r));
+    try {
+      type WithGrants = { toolGrants(program: string, env: Record<string, string>, writable: string[]): { path: string; access: string }[] };
+      const grantsWith = async (sock: string) => {
+        await broker.close();
+        broker = (await startBroker({ root, writable: [root], home, env: { PATH: '/usr/bin:/bin', HOME: home, SSH_AUTH_SOCK: sock }, programs: { gh: path.join(fake.bin, 'gh') }, cli: CLI, log: () => undefined })) as Broker;
+        return (broker as unknown as WithGrants).toolGrants(path.join(fake.bin, 'gh'), {}, [root]).map((g) => g.path);
+      };
+      const viaLink = await grantsWith(planted);
+      expect(viaLink).not.toContain(path.join(home, '.ssh', 'id_ed25519'));
+      expect(viaLink.some((p) => p.startsWith(path.join(home, '.ssh')))).toBe(false);
+      expect(await grantsWith(path.join(outside, 's'))).toContain(path.join(outside, 's'));
+    } finally {
+      server.close();
+    }
   });
 
   it('serves many requests in turn', async () => {

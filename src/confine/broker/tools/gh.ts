@@ -5,9 +5,11 @@
 // flags) and that reaches for nothing outside the directory can be allowed always; everything
 // else is asked about every time, and what would hand the command your credentials or gh's own
 // configuration is never run.
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { isInside } from '../../../paths/inside';
 import type { JudgeContext, Tool, Verdict } from './tool';
 
 /** Never run, without asking: they read or change credentials, or what gh itself runs. */
@@ -149,11 +151,6 @@ function hostOf(value: string): string | undefined {
   return undefined;
 }
 
-function isInside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
 /**
  * The ways an argument may name a file gh would read or write: the argument, what follows `=`
  * (--body-file=F, key=@F), what follows a short flag (-FVALUE), each without a leading `@`.
@@ -179,7 +176,7 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(candidate)) continue; // a URL, judged by its host
     const expanded = candidate.startsWith('~') ? `/${candidate}` : candidate; // ~ is never inside
     const resolved = path.resolve(context.cwd, expanded);
-    if (!isInside(context.root, resolved)) return candidate;
+    if (!isInside(resolved, context.root, 'lexical')) return candidate;
     let real: string | undefined;
     try {
       real = fs.realpathSync(resolved);
@@ -191,7 +188,7 @@ export function outsidePath(arg: string, context: Pick<JudgeContext, 'root' | 'c
         real = undefined;
       }
     }
-    if (real !== undefined && !isInside(context.root, real)) return candidate;
+    if (real !== undefined && !isInside(real, context.root, 'lexical')) return candidate;
   }
   return undefined;
 }
@@ -281,10 +278,43 @@ export const GH_FIXED_ENV: Record<string, string> = {
   VISUAL: 'false',
 };
 
+/** The token `gh auth token` prints, if it prints one (gh run outside the fork, as you). */
+function ghToken(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_')) clean[k] = v;
+  return new Promise((resolve) => {
+    execFile(program, ['auth', 'token'], { cwd: '/', env: clean, timeout: 10_000, maxBuffer: 64 * 1024 }, (err, stdout) => {
+      const token = String(stdout ?? '').trim();
+      resolve(!err && /^[A-Za-z0-9_.-]{1,1024}$/.test(token) ? token : undefined);
+    });
+  });
+}
+
+/**
+ * gh's own files stay out of its sandbox: its token (hosts.yml, or the keyring) would otherwise be
+ * readable through a pull-request template that is a link to it, and sent with the pull request.
+ * So gh gets its token as GH_TOKEN (GH_ENTERPRISE_TOKEN for another GH_HOST), asked of gh itself
+ * here, in /, and a private GH_CONFIG_DIR with a copy of config.yml (its settings) and no hosts.yml.
+ */
+export async function prepareGh(program: string, env: NodeJS.ProcessEnv, home: string, dir: string): Promise<Record<string, string>> {
+  const configDir = env.GH_CONFIG_DIR ?? path.join(env.XDG_CONFIG_HOME ?? path.join(home, '.config'), 'gh');
+  try {
+    fs.copyFileSync(path.join(configDir, 'config.yml'), path.join(dir, 'config.yml'));
+  } catch {
+    /* no settings: gh's defaults */
+  }
+  const out: Record<string, string> = { GH_CONFIG_DIR: dir };
+  if (env.GH_TOKEN || env.GITHUB_TOKEN || env.GH_ENTERPRISE_TOKEN || env.GITHUB_ENTERPRISE_TOKEN) return out;
+  const token = await ghToken(program, env);
+  if (token !== undefined) out[env.GH_HOST && env.GH_HOST !== DEFAULT_HOST ? 'GH_ENTERPRISE_TOKEN' : 'GH_TOKEN'] = token;
+  return out;
+}
+
 export const gh: Tool = {
   name: 'gh',
   judge: judgeGh,
   forwardEnv: forwardGhEnv,
   fixedEnv: GH_FIXED_ENV,
   runsGit: true,
+  prepare: prepareGh,
 };

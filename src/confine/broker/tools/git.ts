@@ -27,6 +27,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { PrivateRepo, withPrivateRepo } from '../../../git/private-git';
+import { isInsideAny } from '../../../paths/inside';
 
 /** Refused: the message says why the tool cannot run on this repository. */
 export class GitRefused extends Error {
@@ -48,6 +49,28 @@ export interface RepoSnapshot {
  */
 const EXACT = ['objects/info/alternates', 'objects/info/http-alternates'];
 
+/**
+ * Directories whose every file must be as it was: remotes/ and branches/ define remotes the old
+ * way, outside the configuration, so the configuration check would not see a remote added there
+ * (one that pushes to a repository of the command's, whose configuration git would then obey).
+ */
+const EXACT_DIRS = ['remotes', 'branches'];
+
+/** The files of EXACT_DIRS in a .git, as relative paths. */
+function exactDirFiles(gitDir: string): string[] {
+  const out: string[] = [];
+  for (const d of EXACT_DIRS) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(gitDir, d));
+    } catch {
+      continue;
+    }
+    for (const n of names) out.push(`${d}/${n}`);
+  }
+  return out.sort();
+}
+
 function readIfFile(file: string): Buffer | undefined {
   try {
     return fs.readFileSync(file);
@@ -58,11 +81,6 @@ function readIfFile(file: string): Buffer | undefined {
 
 /** A configuration entry as `git config --list` gives it: key (section and name lower-case), value. */
 export type ConfigEntry = [key: string, value: string | null];
-
-function isInside(parent: string, p: string): boolean {
-  const rel = path.relative(parent, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 /** The nearest directory from `dir` up that has a `.git`, and what that .git is. */
 export function findRepository(dir: string): { top: string; kind: 'dir' | 'file' | 'other' } | undefined {
@@ -118,7 +136,7 @@ export function snapshotRepository(dir: string): RepoSnapshot | undefined {
     }
   }
   const exact = new Map<string, Buffer | undefined>();
-  for (const rel of EXACT) exact.set(rel, readIfFile(path.join(gitDir, rel)));
+  for (const rel of [...EXACT, ...exactDirFiles(gitDir)]) exact.set(rel, readIfFile(path.join(gitDir, rel)));
   return { top: repo.top, files, exact };
 }
 
@@ -178,8 +196,25 @@ function sameValues(a: (string | null)[], b: (string | null)[]): boolean {
 
 /** A URL git reaches over the network (not a local path, file://, ext:: or another helper). */
 export function isNetworkUrl(url: string): boolean {
-  if (/^(https?|ssh|git):\/\/[A-Za-z0-9]/i.test(url)) return !/\s/.test(url);
-  return /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\s-][^\s]*$/.test(url); // git@github.com:owner/repo
+  let host: string | undefined;
+  const full = /^(?:https?|ssh|git):\/\/(?:[^/@\s]*@)?(\[[^\]]*\]|[A-Za-z0-9][^/:\s]*)/i.exec(url);
+  if (full) host = full[1];
+  else {
+    const scp = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):[^/\s-][^\s]*$/.exec(url); // git@github.com:owner/repo
+    if (scp) host = scp[1];
+  }
+  if (host === undefined || /\s/.test(url)) return false;
+  // A repository on this machine is one the command may have made: git there (receive-pack over
+  // ssh to localhost) would run with its configuration and hooks, outside any sandbox.
+  return !isThisMachine(host);
+}
+
+/** Whether a host names this machine (localhost, a loopback address, its own name). */
+export function isThisMachine(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1' || h === '0.0.0.0' || /^127\./.test(h) || /^0*:[0:]*:0*1$/.test(h)) return true;
+  const self = os.hostname().toLowerCase();
+  return h === self || h === self.split('.')[0];
 }
 
 const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -229,6 +264,34 @@ export function configChanges(before: ConfigEntry[], after: ConfigEntry[]): { ch
 }
 
 /**
+ * `NAME URL` for each remote of a configuration: its pushurl if it has one, else its url; and
+ * `branch:NAME URL` for a branch that pushes to a URL rather than a remote (branch.NAME.pushremote,
+ * remote.pushdefault as `*`).
+ */
+export function remotesOf(entries: ConfigEntry[]): string[] {
+  const urls = new Map<string, { url?: string; push?: string }>();
+  const direct: string[] = [];
+  for (const [key, value] of entries) {
+    const k = splitKey(key);
+    if (value !== null && isUrlLike(value)) {
+      if (k.section === 'branch' && k.subsection !== undefined && (k.name === 'pushremote' || k.name === 'remote')) direct.push(`branch:${k.subsection} ${value}`);
+      if (k.section === 'remote' && k.subsection === undefined && k.name === 'pushdefault') direct.push(`branch:* ${value}`);
+    }
+    if (k.section !== 'remote' || k.subsection === undefined || value === null) continue;
+    const r = urls.get(k.subsection) ?? {};
+    if (k.name === 'url' && r.url === undefined) r.url = value;
+    if (k.name === 'pushurl' && r.push === undefined) r.push = value;
+    urls.set(k.subsection, r);
+  }
+  return [...[...urls].filter(([, r]) => r.url !== undefined || r.push !== undefined).map(([name, r]) => `${name} ${r.push ?? r.url}`), ...direct];
+}
+
+/** A value that names a place (a URL, user@host:path, a path) rather than a remote's name. */
+function isUrlLike(value: string): boolean {
+  return /[:/]/.test(value);
+}
+
+/**
  * include.path and includeIf.*.path entries that name a file the command could write: a relative
  * one (read from the clone, which is a copy of what the command left in .git), one inside the
  * directory or any writable path. `~/` is the home directory, which confine hides from the command.
@@ -241,7 +304,7 @@ export function unsafeIncludes(entries: ConfigEntry[], home: string, writable: s
     if (!isInclude) continue;
     if (value === null) continue;
     const target = value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-    if (!path.isAbsolute(target) || writable.some((w) => isInside(w, path.resolve(target)))) bad.push(`${key}=${value}`);
+    if (!path.isAbsolute(target) || isInsideAny(target, writable, 'resolved')) bad.push(`${key}=${value}`);
   }
   return bad;
 }
@@ -290,15 +353,36 @@ function treeSignature(dir: string, skip: string): string {
 }
 
 /**
- * The variables that make every git the tool runs use our settings over any configuration file:
- * hooks and the file system monitor off; and no pager, editor or prompt. GIT_CONFIG_COUNT is passed on to git's children, those in
- * submodules included. Settings the user's own environment had come first; ours win.
+ * What git is made to do whatever any configuration file says. Settings from the environment
+ * (GIT_CONFIG_COUNT) come after every file, and git passes them on to the git it starts in a
+ * submodule, so a nested repository's own configuration cannot undo them either.
+ */
+export const GIT_PINS: readonly [key: string, value: string, why: string][] = [
+  ['core.hooksPath', '/dev/null', 'no hook of the repository (or of a nested one, or of a local remote) runs'],
+  ['core.fsmonitor', 'false', 'no file system monitor program'],
+  // git never enters a nested repository (a submodule, or any repository the index records), where
+  // the configuration is the command's: filters, textconv, diff drivers, pagers, ssh commands.
+  ['diff.ignoreSubmodules', 'all', 'git status and git diff do not run git in submodules'],
+  ['status.submoduleSummary', 'false', 'git status does not run git log in submodules'],
+  ['diff.submodule', 'short', 'git diff does not run git log or git diff in submodules'],
+  ['submodule.recurse', 'false', 'checkout, pull and the rest do not recurse'],
+  ['fetch.recurseSubmodules', 'false', 'git fetch (gh pr checkout) does not fetch in submodules'],
+  ['push.recurseSubmodules', 'no', 'git push does not push (or check) submodules'],
+  // Transports that run programs, or read another local repository, named by .gitmodules or a
+  // legacy .git/remotes file: ext:: runs a command; file:// only when the user gives it.
+  ['protocol.ext.allow', 'never', 'an ext:: URL would run a command'],
+  // A local repository pushed to or fetched from runs receive-pack or upload-pack there, without
+  // these pins (git clears them for a local transport): its own hooks and configuration would run.
+  ['protocol.file.allow', 'never', 'no push or fetch to a repository on this file system'],
+];
+
+/**
+ * The variables that make every git the tool runs use our settings over any configuration file
+ * (GIT_PINS), and no pager, editor or prompt. Settings the user's own environment had come first;
+ * ours win.
  */
 export function pinnedGitEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const pins: [string, string][] = [
-    ['core.hooksPath', '/dev/null'],
-    ['core.fsmonitor', 'false'],
-  ];
+  const pins = GIT_PINS.map(([k, v]) => [k, v] as const);
   const start = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10);
   const n = Number.isInteger(start) && start >= 0 && start < 1000 ? start : 0;
   const out: Record<string, string> = {};
@@ -307,11 +391,20 @@ export function pinnedGitEnv(env: Record<string, string | undefined>): Record<st
     out[`GIT_CONFIG_VALUE_${n + i}`] = v;
   });
   out.GIT_CONFIG_COUNT = String(n + pins.length);
+  // git reads GIT_CONFIG_PARAMETERS (git -c) after GIT_CONFIG_COUNT: the pins go last there too.
+  out.GIT_CONFIG_PARAMETERS = [env.GIT_CONFIG_PARAMETERS, ...pins.map(([k, v]) => `'${k}'='${v}'`)].filter((p) => p).join(' ');
   // No pager or editor on the command's terminal (they run commands typed into them), and no
   // prompt there for a user name or password.
   Object.assign(out, { GIT_PAGER: 'cat', GIT_EDITOR: 'false', GIT_SEQUENCE_EDITOR: 'false', GIT_TERMINAL_PROMPT: '0' });
   return out;
 }
+
+/**
+ * Attributes that name a program's driver (filter, diff with textconv or a command, merge), unset
+ * for every path. The clone's info/attributes comes before every .gitattributes of the work tree,
+ * at any depth, and its last line wins: so it is added at the end, and taken out again afterwards.
+ */
+export const NEUTRAL_ATTRIBUTES = '* !filter !diff !merge\n';
 
 /** Variables of the user's that would name another repository than the one we give git. */
 export const REPOSITORY_VARIABLES = [
@@ -337,8 +430,15 @@ export interface GitContext {
 export interface PreparedGit {
   /** Variables to add to the tool's environment (and REPOSITORY_VARIABLES to remove). */
   env: Record<string, string>;
-  /** The repository's top, if there is one (for messages). */
+  /** The repository's top, if there is one (for the question and messages). */
   top?: string;
+  /**
+   * Each remote as `NAME URL` (its push URL where it has one), read from confine's own copy of the
+   * configuration, after the checks: where a push goes. For the question.
+   */
+  remotes: string[];
+  /** The private directory holding the clone, which the tool must be able to write. */
+  privateDir?: string;
   /**
    * Ends the tool's use of the clone: if `keep`, the clone replaces .git when the tool changed
    * it. Resolves with a warning to show the user, if something could not be done.
@@ -350,7 +450,7 @@ export interface PreparedGit {
 function privateParent(top: string, context: GitContext): string {
   const candidates = [path.dirname(top), path.join(context.home, '.local', 'state', 'confine')];
   for (const c of candidates) {
-    if (isInside(context.root, c) || context.writable.some((w) => isInside(w, c))) continue;
+    if (isInsideAny(c, [context.root, ...context.writable], 'resolved')) continue;
     try {
       fs.mkdirSync(c, { recursive: true, mode: 0o700 });
       fs.accessSync(c, fs.constants.W_OK);
@@ -360,6 +460,27 @@ function privateParent(top: string, context: GitContext): string {
     }
   }
   throw new GitRefused(`there is nowhere the command cannot write to put a copy of ${top}/.git`);
+}
+
+/**
+ * Adds NEUTRAL_ATTRIBUTES at the end of the clone's info/attributes; restore() puts back what was
+ * there (nothing, if there was no file or no info directory).
+ */
+function neutraliseAttributes(clone: string): { restore(): void } {
+  const info = path.join(clone, 'info');
+  const file = path.join(info, 'attributes');
+  const hadInfo = fs.existsSync(info);
+  const original = readIfFile(file);
+  if (!hadInfo) fs.mkdirSync(info, { mode: 0o755 });
+  const text = original === undefined ? '' : original.toString('latin1');
+  fs.writeFileSync(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${NEUTRAL_ATTRIBUTES}`, 'latin1');
+  return {
+    restore: () => {
+      if (original !== undefined) fs.writeFileSync(file, original);
+      else if (hadInfo) fs.rmSync(file, { force: true });
+      else fs.rmSync(info, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Moves (or copies) the clone into place as top/.git. */
@@ -402,7 +523,7 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
   const repo = findRepository(cwd);
   if (!repo) {
     // No repository: none may appear for git while the tool runs either.
-    return { env: { ...pinned, GIT_DIR: NO_REPOSITORY }, finish: async () => undefined };
+    return { env: { ...pinned, GIT_DIR: NO_REPOSITORY }, remotes: [], finish: async () => undefined };
   }
   if (repo.kind === 'file') throw new GitRefused(`${repo.top}/.git is a file (a worktree or a submodule), which is not supported`);
   if (repo.kind !== 'dir') throw new GitRefused(`${repo.top}/.git is not a directory`);
@@ -422,6 +543,9 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
     copyGitDir(path.join(repo.top, '.git'), clone);
     if (fs.existsSync(path.join(clone, 'commondir'))) throw new GitRefused(`${repo.top}/.git names another repository (commondir)`);
 
+    for (const rel of exactDirFiles(clone)) {
+      if (!snapshot.exact.has(rel)) throw new GitRefused(`its .git/${rel} is new since confine started`);
+    }
     for (const [rel, was] of snapshot.exact) {
       const now = readIfFile(path.join(clone, rel));
       if ((was === undefined) !== (now === undefined) || (was && now && !was.equals(now))) {
@@ -461,6 +585,7 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
       if (includes.length > 0) throw new GitRefused(`its git configuration (.git/${rels[i]}) includes a file the command can change: ${includes.join(', ')}`);
     }
     const withWorktree = fs.readFileSync(config);
+    const attributes = neutraliseAttributes(clone);
     const before = treeSignature(clone, 'config');
 
     return {
@@ -468,6 +593,8 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
       // clone replaces .git only when the tool changed something.
       env: { ...pinned, GIT_DIR: clone, GIT_OPTIONAL_LOCKS: '0' },
       top: repo.top,
+      remotes: remotesOf(parsed[2 * configIndex + 1]),
+      privateDir: dir,
       finish: async (keep: boolean) => {
         if (done) return undefined;
         done = true;
@@ -475,11 +602,13 @@ export async function prepareGit(cwd: string, context: GitContext): Promise<Prep
           if (!keep) return undefined;
           const now = fs.readFileSync(config);
           const configChanged = !now.equals(withWorktree);
+          const treeChanged = treeSignature(clone, 'config') !== before;
+          attributes.restore();
           if (!hadWorktree) {
             if (!configChanged) fs.writeFileSync(config, original);
             else await withPrivateRepo((r) => r.git(['config', '--file', config, '--unset', 'core.worktree'], { okStatuses: [0, 5] }));
           }
-          if (!configChanged && treeSignature(clone, 'config') === before) return undefined;
+          if (!configChanged && !treeChanged) return undefined;
           replaceGitDir(repo.top, clone);
           return undefined;
         } catch (err) {

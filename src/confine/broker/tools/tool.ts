@@ -38,4 +38,10 @@ export interface Tool {
   fixedEnv: Record<string, string>;
   /** The tool runs git in the command's repository: run it with tools/git.ts's protection. */
   runsGit: boolean;
+  /**
+   * What the tool needs of the user's own files, handed over so that its sandbox need not read
+   * them (a file in the fork can be a link to any file the sandbox reads). `dir` is a private
+   * directory the tool may write, removed afterwards. Returns variables to set for the tool.
+   */
+  prepare?(program: string, env: NodeJS.ProcessEnv, home: string, dir: string): Promise<Record<string, string>>;
 }

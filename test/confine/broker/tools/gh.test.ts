@@ -123,6 +123,9 @@ describe('outsidePath', () => {
     expect(outsidePath('body.md', ctx)).toBeUndefined();
     expect(outsidePath('owner/repo', ctx)).toBeUndefined();
     expect(outsidePath('~/.ssh/id_ed25519', ctx)).toBe('~/.ssh/id_ed25519');
+    // A name that starts with two dots is a name in the directory; `..` is not.
+    expect(outsidePath('..notes.md', ctx)).toBeUndefined();
+    expect(outsidePath('../notes.md', ctx)).toBe('../notes.md');
   });
 });
 

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import {
-  ConfigEntry, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, snapshotRepository, unsafeIncludes,
+  ConfigEntry, GIT_PINS, GitRefused, NO_REPOSITORY, configChanges, isNetworkUrl, prepareGit, remotesOf, snapshotRepository, unsafeIncludes,
 } from '../../../../src/confine/broker/tools/git';
 
 // Fixture repositories are made with git run with no configuration of the machine's.
@@ -69,6 +69,10 @@ describe('isNetworkUrl and unsafeIncludes', () => {
     expect(isNetworkUrl('ssh://git@github.com/o/r')).toBe(true);
     expect(isNetworkUrl('git@github.com:o/r.git')).toBe(true);
     for (const bad of ['/srv/repo', 'file:///srv/repo', 'ext::sh -c x', '../r', 'fd::3', 'git@github.com:-oProxyCommand=x']) expect(isNetworkUrl(bad)).toBe(false);
+    // This machine is not the network: git there would obey a repository the command made.
+    for (const here of ['ssh://localhost/w/evil.git', 'ssh://me@127.0.0.1/w/evil.git', 'ssh://[::1]/w/x.git', 'me@localhost:w/evil.git', `ssh://${os.hostname()}/w/x.git`, 'git://LOCALHOST./x']) {
+      expect(isNetworkUrl(here)).toBe(false);
+    }
   });
 
   it('names includes the command could write', () => {
@@ -77,8 +81,9 @@ describe('isNetworkUrl and unsafeIncludes', () => {
       ['include.path', '~/.gitconfig-work'],
       ['includeif.gitdir:~/w/.path', '/work/fork/x.inc'],
       ['include.path', '/etc/gitconfig-extra'],
+      ['include.path', '/work/fork/..x/evil.inc'],
     ];
-    expect(unsafeIncludes(entries, '/home/me', ['/work/fork'])).toEqual(['include.path=relative.inc', 'includeif.gitdir:~/w/.path=/work/fork/x.inc']);
+    expect(unsafeIncludes(entries, '/home/me', ['/work/fork'])).toEqual(['include.path=relative.inc', 'includeif.gitdir:~/w/.path=/work/fork/x.inc', 'include.path=/work/fork/..x/evil.inc']);
   });
 });
 
@@ -110,7 +115,35 @@ describe('prepareGit', () => {
     fs.mkdirSync(plain);
     const p = await prepareGit(plain, { ...context(undefined), root: plain, writable: [plain] });
     expect(p.env.GIT_DIR).toBe(NO_REPOSITORY);
-    expect(p.env).toMatchObject({ GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: '/dev/null', GIT_CONFIG_KEY_1: 'core.fsmonitor' });
+    expect(p.env).toMatchObject({ GIT_CONFIG_COUNT: String(GIT_PINS.length), GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: '/dev/null', GIT_CONFIG_KEY_1: 'core.fsmonitor' });
+  });
+
+  it('pins what keeps git out of nested repositories, in GIT_CONFIG_PARAMETERS too', async () => {
+    const p = await prepareGit(top, context());
+    for (const [k, v] of GIT_PINS) expect(p.env.GIT_CONFIG_PARAMETERS).toContain(`'${k}'='${v}'`);
+    expect(p.env.GIT_CONFIG_PARAMETERS).toContain(`'diff.ignoreSubmodules'='all'`);
+    await p.finish(false);
+  });
+
+  it('unsets the attributes that name drivers, whatever .gitattributes says at any depth, and puts info/attributes back', async () => {
+    const marker = path.join(base, 'filter-ran');
+    // A driver the user's own configuration defines, named by attributes the command wrote.
+    const global = path.join(base, 'gitconfig');
+    fs.writeFileSync(global, `[filter "x"]\n\tclean = touch ${marker}; cat\n[diff "x"]\n\ttextconv = touch ${marker}; cat\n`);
+    fs.writeFileSync(path.join(top, '.gitattributes'), '* filter=x diff=x\n');
+    fs.writeFileSync(path.join(top, 'src', '.gitattributes'), '* filter=x diff=x\n');
+    fs.writeFileSync(path.join(top, '.git', 'info', 'attributes'), '*.txt filter=x');
+    fs.writeFileSync(path.join(top, 'src', 'b.txt'), 'b\n');
+    fs.appendFileSync(path.join(top, 'a.txt'), 'more\n');
+    const p = await prepareGit(top, context());
+    const env = { ...GIT_ENV, GIT_CONFIG_GLOBAL: global, ...p.env };
+    expect(git(top, ['check-attr', 'filter', 'diff', '--', 'src/b.txt'], env)).toBe('src/b.txt: filter: unspecified\nsrc/b.txt: diff: unspecified\n');
+    git(top, ['status', '--porcelain'], env);
+    git(top, ['diff'], env);
+    git(top, ['add', 'src/b.txt'], env);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(await p.finish(true)).toBeUndefined();
+    expect(fs.readFileSync(path.join(top, '.git', 'info', 'attributes'), 'utf8')).toBe('*.txt filter=x');
   });
 
   it('runs git on a clone where hooks and fsmonitor do not run, then puts the clone in place', async () => {
@@ -198,10 +231,45 @@ describe('prepareGit', () => {
     await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/objects\/info\/alternates changed/);
   });
 
+  it('refuses a remote defined the old way (.git/remotes, .git/branches) since confine started', async () => {
+    const snapshot = snapshotRepository(top);
+    fs.mkdirSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'upstream'), `URL: ${top}/evil.git\nPush: refs/heads/*:refs/heads/*\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/remotes\/upstream is new since confine started/);
+    fs.rmSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.mkdirSync(path.join(top, '.git', 'branches'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'branches', 'x'), `${top}/evil.git\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/branches\/x is new/);
+  });
+
+  it('keeps a remote defined the old way that was there when confine started, and refuses it changed', async () => {
+    fs.mkdirSync(path.join(top, '.git', 'remotes'), { recursive: true });
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'old'), 'URL: https://github.com/o/r.git\n');
+    const snapshot = snapshotRepository(top);
+    const p = await prepareGit(top, context(snapshot));
+    await p.finish(false);
+    fs.writeFileSync(path.join(top, '.git', 'remotes', 'old'), `URL: ${top}/evil.git\n`);
+    await expect(prepareGit(top, context(snapshot))).rejects.toThrow(/\.git\/remotes\/old changed/);
+  });
+
   it('makes the clone in the home directory when the command can write beside the repository', async () => {
     const p = await prepareGit(top, { ...context(), writable: [top, base] });
     expect(p.env.GIT_DIR.startsWith(path.join(home, '.local', 'state', 'confine', '.confine-git-'))).toBe(true);
     await p.finish(true);
     expect(fs.readdirSync(path.join(home, '.local', 'state', 'confine'))).toEqual([]);
+  });
+});
+
+describe('remotesOf', () => {
+  it('names each remote with the URL a push goes to, and branches that push to a URL', () => {
+    const entries: ConfigEntry[] = [
+      ['remote.origin.url', 'https://github.com/o/r.git'],
+      ['remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*'],
+      ['remote.fork.url', 'https://github.com/me/r.git'],
+      ['remote.fork.pushurl', 'git@github.com:me/r.git'],
+      ['branch.main.remote', 'origin'],
+      ['branch.topic.pushremote', 'https://github.com/attacker/x.git'],
+    ];
+    expect(remotesOf(entries)).toEqual(['origin https://github.com/o/r.git', 'fork git@github.com:me/r.git', 'branch:topic https://github.com/attacker/x.git']);
   });
 });
