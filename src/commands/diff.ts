@@ -6,6 +6,8 @@ import type { Argv } from 'yargs';
 import type { Context } from '../cli';
 import { sidesOf, withPatch } from '../diff/diff';
 import { VisibleContent } from '../diff/terminal';
+import { processesIn } from '../tree/processes';
+import { visible } from '../tree/paths';
 
 export function builder(y: Argv): Argv {
   return y
@@ -51,10 +53,24 @@ async function printPatch(file: string): Promise<void> {
   }
 }
 
+/**
+ * A fork some process still works in (a command confined with Landlock alone, or one it left
+ * running) may change after the patch is made: say so, with the pids, and go on.
+ */
+function warnIfInUse(fork: string, ctx: Context): void {
+  const pids = processesIn(fork);
+  if (pids.length === 0) return;
+  const shown = pids.slice(0, 5).join(', ') + (pids.length > 5 ? ', …' : '');
+  process.stderr.write(
+    `${ctx.program}: ${pids.length === 1 ? 'a process still works' : `${pids.length} processes still work`} in ${visible(fork)} (pid ${shown}): what ${pids.length === 1 ? 'it changes' : 'they change'} from now on is not in this patch\n`,
+  );
+}
+
 export async function run(args: Record<string, unknown>, ctx: Context): Promise<number> {
   const first = args.FORK as string;
   const second = args.DIR2 as string | undefined;
   const sides = sidesOf(first, second);
+  if (second === undefined) warnIfInUse(first, ctx);
   // The whole patch is made (in a file) before a byte is written, so that a failure prints nothing.
   return withPatch({ ...sides, warn: (m) => process.stderr.write(`${ctx.program}: ${m}\n`) }, async (patch) => {
     if (patch.size === 0) return 0;

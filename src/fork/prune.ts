@@ -25,6 +25,7 @@ import { ArbError } from '../errors';
 import { isInside } from '../paths/inside';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
 import { removeTree } from './remove';
+import { processIn, processPlaces } from '../tree/processes';
 
 export const LEFT_ALONE_MS = 60 * 60 * 1000;
 
@@ -48,51 +49,6 @@ export interface PruneResult {
 }
 
 export type KeptReason = 'only-here' | 'commits-only-here' | 'recent' | 'in-use' | 'not-a-directory' | 'unreadable' | 'changed-while-pruning';
-
-/**
- * Where running processes are: each one's working directory, root and open files, as far as
- * /proc lets this user see (Linux; elsewhere nothing is known, and nothing is kept for it).
- */
-export function processPlaces(): { pid: number; place: string }[] {
-  if (process.platform !== 'linux') return [];
-  let pids: string[];
-  try {
-    pids = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n));
-  } catch {
-    return [];
-  }
-  const out: { pid: number; place: string }[] = [];
-  const add = (pid: string, link: string) => {
-    try {
-      out.push({ pid: Number(pid), place: fs.readlinkSync(link) });
-    } catch {
-      /* gone, or not ours to see */
-    }
-  };
-  for (const pid of pids) {
-    add(pid, `/proc/${pid}/cwd`);
-    add(pid, `/proc/${pid}/root`);
-    let fds: string[] = [];
-    try {
-      fds = fs.readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      /* not ours to see */
-    }
-    for (const fd of fds) add(pid, `/proc/${pid}/fd/${fd}`);
-  }
-  return out;
-}
-
-/** A process working in `dir` (by its real path), or undefined. */
-function processIn(dir: string, places: { pid: number; place: string }[]): number | undefined {
-  let real: string;
-  try {
-    real = fs.realpathSync(dir);
-  } catch {
-    return undefined;
-  }
-  return places.find((p) => isInside(p.place, real, 'lexical'))?.pid;
-}
 
 /** Files only in the fork, or else commits, branches or tags only in its repository. */
 function onlyHereReason(e: ForkEntry): KeptReason {

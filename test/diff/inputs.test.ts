@@ -1,7 +1,7 @@
 // arb diff on the inputs where a patch went wrong (issue 16): names git cannot split, a relative
 // DIR1 that is a repository, a working directory whose name is not UTF-8, a `.git` above a fork
 // that git would not use, escape codes on a terminal, and files larger than Node can read whole.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -244,4 +244,28 @@ describe('large files', () => {
     // Read whole, it and its copy in the stream would be 512 MiB at once.
     expect(Number(/maxrss=(\d+)/.exec(stderr)![1])).toBeLessThan(200 * 1024);
   }, 300_000);
+});
+
+describe('a fork a process still works in', () => {
+  test('arb diff FORK warns, with the pid, and prints the patch all the same; a fork no one works in, no warning', () => {
+    const dir = path.join(work, 'proj');
+    write(path.join(dir, 'a.txt'), 'a\n');
+    const fork = cpFork(dir);
+    write(path.join(fork, 'a.txt'), 'b\n');
+    const quiet = arbDiffBytes([fork]);
+    expect(quiet.status).toBe(1);
+    expect(quiet.stderr).toBe('');
+    // A process left running in the fork, as a command confined by Landlock alone may leave one.
+    const left = spawn('sleep', ['60'], { cwd: path.join(fork), stdio: 'ignore' });
+    try {
+      const busy = arbDiffBytes([fork]);
+      expect(busy.status).toBe(1);
+      expect(busy.stdout.equals(quiet.stdout)).toBe(true);
+      expect(busy.stderr).toBe(`arb diff: a process still works in ${fork} (pid ${left.pid}): what it changes from now on is not in this patch\n`);
+      // Two directories given: no fork, no warning.
+      expect(arbDiffBytes([dir, fork]).stderr).toBe('');
+    } finally {
+      left.kill('SIGKILL');
+    }
+  });
 });

@@ -1,0 +1,63 @@
+// Which running processes work in a directory: their working directory, root or an open file is
+// there. --prune keeps a fork one works in; arb diff warns that such a fork may still change.
+import * as fs from 'node:fs';
+
+import { isInside } from '../paths/inside';
+
+export type ProcessPlace = { pid: number; place: string };
+
+/**
+ * Where running processes are: each one's working directory, root and open files, as far as
+ * /proc lets this user see (Linux; elsewhere nothing is known, and nothing is kept for it).
+ */
+export function processPlaces(): ProcessPlace[] {
+  if (process.platform !== 'linux') return [];
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  const out: ProcessPlace[] = [];
+  const add = (pid: string, link: string) => {
+    try {
+      out.push({ pid: Number(pid), place: fs.readlinkSync(link) });
+    } catch {
+      /* gone, or not ours to see */
+    }
+  };
+  for (const pid of pids) {
+    add(pid, `/proc/${pid}/cwd`);
+    add(pid, `/proc/${pid}/root`);
+    let fds: string[] = [];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      /* not ours to see */
+    }
+    for (const fd of fds) add(pid, `/proc/${pid}/fd/${fd}`);
+  }
+  return out;
+}
+
+/** A process working in `dir` (by its real path), or undefined. */
+export function processIn(dir: string, places: ProcessPlace[]): number | undefined {
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+  return places.find((p) => isInside(p.place, real, 'lexical'))?.pid;
+}
+
+/** Every process working in `dir` (by its real path), each pid once. */
+export function processesIn(dir: string, places: ProcessPlace[] = processPlaces()): number[] {
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return [];
+  }
+  return [...new Set(places.filter((p) => isInside(p.place, real, 'lexical')).map((p) => p.pid))];
+}
