@@ -102,7 +102,7 @@ export const presetStep: ConfineStep = (plan) => {
   if (!preset) return;
   chosenPresets.set(plan, preset);
   plan.keepEnv.push(...preset.keepEnv);
-  plan.warnings.push(presets.presetNote(preset, plan.home));
+  plan.warnings.push(presets.presetNote(preset, plan.home, plan.env));
 };
 
 /**
@@ -117,6 +117,7 @@ export const presetPathsStep: ConfineStep = (plan) => {
   const presets = require('./presets') as typeof import('./presets');
   presets.ensurePresetDirs(preset, plan.home);
   for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  for (const f of preset.writableFiles) plan.extraWritable.push({ path: f.path, why: `the ${preset.name} preset: its state` });
   // Read-only config that is not there is simply not granted (it is not the user's -r).
   for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
 };

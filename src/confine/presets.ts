@@ -1,6 +1,7 @@
 // Presets for the coding agents people run under confine: the command, the paths of the home
-// directory it needs beyond the SPEC's defaults, and the one secret-looking variable it needs to
-// keep (its API key), which confine otherwise removes from the environment. A preset is chosen
+// directory it needs beyond the SPEC's defaults (writable, so what it saves is kept as it is
+// outside), and the secret-looking variables it needs to keep (its API keys), which confine
+// otherwise removes from the environment. A preset is chosen
 // with --preset NAME, or by CMD's name when none is given.
 //
 // Paths are written `$VAR/rest|~/fallback`: the first form whose variable is set to an absolute
@@ -17,8 +18,10 @@ export interface Preset {
   describe: string;
   /** Home paths it may read (config). */
   readable: readonly string[];
-  /** Home paths it may write (state, caches, sessions). */
+  /** Home directories it may write (state, caches, sessions): kept after it exits. */
   writable: readonly string[];
+  /** Home files it may write in place, made with `initial` when missing: kept after it exits. */
+  writableFiles: readonly { path: string; initial: string }[];
   /** Variables kept although they look secret: the agent's own key. */
   keepEnv: readonly string[];
 }
@@ -27,29 +30,61 @@ export const PRESETS: readonly Preset[] = [
   {
     name: 'claude',
     command: 'claude',
-    describe: 'Claude Code: ~/.claude writable, keeps ANTHROPIC_API_KEY',
+    describe: 'Claude Code: ~/.claude and ~/.claude.json writable (kept), keeps its API key',
     readable: [],
-    // Sessions, settings, todos; CLAUDE_CONFIG_DIR moves it.
+    // Sessions, settings, todos, credentials; CLAUDE_CONFIG_DIR moves it.
     writable: ['$CLAUDE_CONFIG_DIR|~/.claude'],
-    keepEnv: ['ANTHROPIC_API_KEY'],
+    // Its global state: MCP servers (`claude mcp add`), projects, onboarding; rewritten in place,
+    // so what Claude Code saves is kept. Readable by nothing else: MCP servers' tokens live there.
+    // Made as `{}` (what Claude Code starts from) when missing: a jail grants only what exists.
+    writableFiles: [{ path: '$CLAUDE_CONFIG_DIR/.claude.json|~/.claude.json', initial: '{}\n' }],
+    keepEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   },
   {
     name: 'codex',
     command: 'codex',
-    describe: 'OpenAI Codex CLI: ~/.codex writable, keeps OPENAI_API_KEY',
+    describe: 'OpenAI Codex CLI: ~/.codex writable (kept), keeps its API key',
     readable: [],
     // Config, auth, sessions and logs; CODEX_HOME moves it.
     writable: ['$CODEX_HOME|~/.codex'],
-    keepEnv: ['OPENAI_API_KEY'],
+    writableFiles: [],
+    keepEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   },
   {
     name: 'opencode',
     command: 'opencode',
-    describe: 'opencode: its config read-only, its cache, data and state writable (XDG directories)',
-    // Its configuration only: the agent must not rewrite its own permissions.
-    readable: ['$XDG_CONFIG_HOME/opencode|~/.config/opencode'],
-    writable: ['$XDG_CACHE_HOME/opencode|~/.cache/opencode', '$XDG_DATA_HOME/opencode|~/.local/share/opencode', '$XDG_STATE_HOME/opencode|~/.local/state/opencode'],
-    keepEnv: [],
+    describe: "opencode: its config, data, state and cache writable (kept), keeps its providers' API keys",
+    readable: [],
+    // opencode writes its config directory itself (a package.json and its plugins' modules at
+    // the first start), so it is writable as it is outside: the agent can change its own
+    // settings there, as it could without confine. Data holds auth.json (`opencode auth login`)
+    // and sessions; state and cache what it keeps between runs.
+    writable: [
+      '$XDG_CONFIG_HOME/opencode|~/.config/opencode',
+      '$XDG_DATA_HOME/opencode|~/.local/share/opencode',
+      '$XDG_STATE_HOME/opencode|~/.local/state/opencode',
+      '$XDG_CACHE_HOME/opencode|~/.cache/opencode',
+    ],
+    writableFiles: [],
+    // The providers it reads a key from the environment for (models.dev's `env` names).
+    keepEnv: [
+      'OPENCODE_API_KEY',
+      'ANTHROPIC_API_KEY',
+      'OPENAI_API_KEY',
+      'OPENROUTER_API_KEY',
+      'GEMINI_API_KEY',
+      'GOOGLE_GENERATIVE_AI_API_KEY',
+      'GROQ_API_KEY',
+      'DEEPSEEK_API_KEY',
+      'XAI_API_KEY',
+      'MISTRAL_API_KEY',
+      'TOGETHER_AI_API_KEY',
+      'FIREWORKS_API_KEY',
+      'CEREBRAS_API_KEY',
+      'ZHIPU_API_KEY',
+      'MOONSHOT_API_KEY',
+      'GITHUB_TOKEN',
+    ],
   },
 ];
 
@@ -94,6 +129,7 @@ export interface ResolvedPreset {
   command: string;
   readable: string[];
   writable: string[];
+  writableFiles: { path: string; initial: string }[];
   keepEnv: string[];
   /** How it was chosen, for the note on stderr. */
   chosen: 'explicit' | 'by-command';
@@ -117,31 +153,50 @@ export function choosePreset(
     command: preset.command,
     readable: preset.readable.map((p) => expandPresetPath(p, home, env)),
     writable: preset.writable.map((p) => expandPresetPath(p, home, env)),
+    writableFiles: preset.writableFiles.map((f) => ({ path: expandPresetPath(f.path, home, env), initial: f.initial })),
     keepEnv: [...preset.keepEnv],
     chosen: explicit !== undefined ? 'explicit' : 'by-command',
   };
 }
 
-/** The note confine prints on stderr when it applies a preset. */
-export function presetNote(preset: ResolvedPreset, home: string): string {
+/**
+ * The note confine prints on stderr when it applies a preset: what it may write and keeps after
+ * it exits, and which of its keys it keeps (those set). What it writes anywhere else in the home
+ * directory fails (read-only or hidden), so nothing is lost silently.
+ */
+export function presetNote(preset: ResolvedPreset, home: string, env: Readonly<Record<string, string | undefined>> = {}): string {
   const short = (p: string) => (p === home ? '~' : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
-  const parts = [
-    ...preset.writable.map((p) => `${short(p)} writable`),
-    ...preset.readable.map((p) => `${short(p)} readable`),
-    ...preset.keepEnv.map((v) => `keeps ${v}`),
-  ];
+  const written = [...preset.writable, ...preset.writableFiles.map((f) => f.path)].filter((p, i, all) => !all.some((o, j) => j !== i && o !== p && isUnder(p, o)));
+  const parts = [`${written.map(short).join(', ')} writable, kept after it exits`];
+  if (preset.readable.length) parts.push(`${preset.readable.map(short).join(', ')} readable`);
+  const keys = preset.keepEnv.filter((v) => env[v] !== undefined && env[v] !== '');
+  if (keys.length) parts.push(`keeps ${keys.join(', ')}`);
   const why = preset.chosen === 'by-command' ? `; --preset none to not` : '';
-  return `using the ${preset.name} preset (${parts.join(', ')}${why})`;
+  return `using the ${preset.name} preset (${parts.join('; ')}${why})`;
+}
+
+function isUnder(p: string, dir: string): boolean {
+  return p.startsWith(`${dir}/`);
 }
 
 /**
- * Makes the preset's writable directories that do not exist yet (mode 0700), so that an agent
- * run for the first time can keep its state: a jail grants only paths that exist. Only paths in
- * the home directory are made.
+ * Makes the preset's writable directories (mode 0700) and files (mode 0600, with their initial
+ * content) that do not exist yet, so that an agent run for the first time can keep its state: a
+ * jail grants only paths that exist. Only paths in the home directory are made; an existing file
+ * is never touched.
  */
 export function ensurePresetDirs(preset: ResolvedPreset, home: string): void {
   for (const p of preset.writable) {
     if (!p.startsWith(`${home}/`)) continue;
     fs.mkdirSync(p, { recursive: true, mode: 0o700 });
+  }
+  for (const f of preset.writableFiles) {
+    if (!f.path.startsWith(`${home}/`)) continue;
+    fs.mkdirSync(path.dirname(f.path), { recursive: true, mode: 0o700 });
+    try {
+      fs.writeFileSync(f.path, f.initial, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
   }
 }

@@ -16,7 +16,7 @@ import * as native from '../native';
 import type { LandlockSpec, NamespacePlanSpec, SeccompPlanSpec, WaitResult } from '../native';
 import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import { removeTree } from '../fork/remove';
-import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
+import { Grant, Policy, buildPolicy, canRead, ensureHomeCaches, holdsHome, isInside, nodeFs, packageOf, protectedHomes } from './policy';
 import { environmentScrubStep, hardeningStep } from './hardening';
 
 /** What the command line asked for. */
@@ -158,7 +158,18 @@ export const environmentStep: ConfineStep = (plan) => {
   // Claude Code then trusts the directory without asking, which would write ~/.claude.json.
   env.CLAUDE_CODE_SANDBOXED = '1';
   plan.env = env;
+  workingDirectoryEnv(plan);
 };
+
+/**
+ * PWD names the directory the command runs in (the fork, not the directory confine was started
+ * in: opencode and shells trust it over getcwd), and OLDPWD, the caller's previous directory,
+ * goes. Called again once the fork is made.
+ */
+export function workingDirectoryEnv(plan: ConfinePlan): void {
+  plan.env.PWD = plan.dir;
+  delete plan.env.OLDPWD;
+}
 
 /** 127/126 as a shell gives them, decided before anything is made. */
 export const commandStep: ConfineStep = (plan) => {
@@ -189,6 +200,7 @@ export const forkStep: ConfineStep = async (plan) => {
   plan.fork = { source: made.source, fork: made.fork, base: made.base };
   plan.dir = fs.realpathSync.native(made.fork);
   say(plan, `forked ${made.source} to ${made.fork}`);
+  workingDirectoryEnv(plan);
   // A relative command or PATH entry now means the fork.
   commandStep(plan);
 };
@@ -198,6 +210,8 @@ export const policyStep: ConfineStep = (plan) => {
   const { options } = plan;
   // A ~ that reached us unexpanded (quoted, or after -w=) means the home directory, as in a shell.
   const abs = (p: string) => path.resolve(options.cwd, p === '~' ? plan.home : p.startsWith('~/') ? path.join(plan.home, p.slice(2)) : p);
+  // A new user's caches (~/.npm, ~/.cache, …) are made first: only what exists can be granted.
+  if (!options.flags.explain) ensureHomeCaches(plan.home);
   plan.policy = buildPolicy(
     {
       homes: plan.homes,
@@ -224,11 +238,20 @@ export const policyStep: ConfineStep = (plan) => {
     if (p && !canRead(p, plan.policy)) {
       throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: ${what} in the home directory, which the command cannot read`, {
         exitCode: 126,
-        hint: `give its directory with -r ${path.dirname(p)}`,
+        hint: `give the folder it belongs to with -r ${tilde(plan, hintFolder(p, plan.policy.homes))}`,
       });
     }
   }
 };
+
+/** What to give with -r for a program in the home directory: its package (npm's, a venv), else
+ *  its directory. */
+function hintFolder(file: string, homes: readonly string[]): string {
+  const home = homes.find((h) => isInside(file, h));
+  if (home === undefined) return path.dirname(file);
+  const pkg = packageOf(file, home, nodeFs);
+  return pkg === file ? path.dirname(file) : pkg;
+}
 
 /** The interpreter a script names on its #! line (absolute), if it has one. */
 export function interpreterOf(file: string): string | undefined {
