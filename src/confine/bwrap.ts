@@ -63,6 +63,8 @@ export interface BwrapPlan {
   setenv?: Readonly<Record<string, string>>;
   /** A descriptor bwrap writes its JSON status to (child-pid, exit-code). */
   statusFd?: number;
+  /** --no-network: a network namespace of its own too, with only loopback (bwrap sets it up). */
+  noNetwork?: boolean;
 }
 
 // Directories the jail replaces rather than binds from the host.
@@ -152,7 +154,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // Every namespace but the network's: the command keeps network access (agents call APIs) and
   // sees no other process, IPC object or host name. It dies when arb does, and runs in a new
   // session, so it cannot push input into arb's terminal (TIOCSTI).
-  a.push('--unshare-all', '--share-net', '--die-with-parent', '--new-session');
+  // With --no-network the network's too: only loopback, which bwrap brings up.
+  a.push('--unshare-all', ...(plan.noNetwork ? [] : ['--share-net']), '--die-with-parent', '--new-session');
 
   // The host's `/`, read-only, entry by entry (see the file comment).
   const own = new Set([PRIVATE_DEV, PRIVATE_PROC, PRIVATE_TMP, MASKED_RUN].map((p) => p.slice(1)));
@@ -377,6 +380,7 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       args: plan.argv.slice(1),
       setenv: { CLAUDE_CODE_SANDBOXED: '1' },
       statusFd: STATUS_FD,
+      noNetwork: Boolean(plan.options.flags['no-network']),
     };
     let real = plan.file;
     try {

@@ -630,7 +630,10 @@ export function hardeningOf(plan: ConfinePlan): Hardening | undefined {
  */
 export const hardeningStep: ConfineStep = (plan) => {
   if (!landlockJail(plan)) {
-    if (plan.options.flags['no-network']) throw usageError(`--no-network needs the landlock jail (given: --jail ${String(plan.options.flags.jail)})`);
+    // The bwrap jail takes the network away itself (bwrap.ts); the others cannot.
+    if (plan.options.flags['no-network'] && plan.options.flags.jail !== 'bwrap') {
+      throw usageError(`--no-network needs the landlock or bwrap jail (given: --jail ${String(plan.options.flags.jail)})`);
+    }
     return;
   }
   const h = planHardening(hardeningInput(plan));

@@ -89,6 +89,47 @@ export function jailChoice(flags: Record<string, unknown>, platform: NodeJS.Plat
 }
 
 /**
+ * The jail a preset runs its agent in when no --jail is given (Codex: bwrap, so that its own
+ * bubblewrap sandbox nests; see presets.ts CODEX_NESTING), and what confine says about it once.
+ * Where bwrap is missing, or another jail was named, the agent's own sandbox cannot start: said
+ * once, with how to run.
+ */
+export function presetJail(
+  flags: Record<string, unknown>,
+  command: string | undefined,
+  platform: NodeJS.Platform = process.platform,
+  haveBwrap: () => boolean = bwrapInstalled,
+): { jail?: JailName; note?: string; warning?: string } {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { getPreset, presetForCommand } = require('./presets') as typeof import('./presets');
+  const named = singleFlag(flags.preset, '--preset');
+  if (named === 'none' || platform !== 'linux') return {};
+  const preset = named !== undefined ? getPreset(named) : presetForCommand(command);
+  const want = preset?.linuxJail;
+  if (!preset || !want) return {};
+  const given = singleFlag(flags.jail, '--jail');
+  const howto = `run ${preset.command} with --sandbox danger-full-access to leave only confine's jail`;
+  if (given === undefined && listFlag(flags.mount).length === 0) {
+    if (haveBwrap()) return { jail: want.jail, note: `the ${want.jail} jail for ${preset.command}: ${want.why} (--jail landlock to not)` };
+    return { warning: `${want.why}, and bwrap is not installed for the bwrap jail, where it nests: its commands will fail (install bubblewrap, or ${howto})` };
+  }
+  if (given !== undefined && given !== want.jail && given !== 'none') {
+    return { warning: `${want.why}: in the ${given} jail its commands will fail (use --jail ${want.jail}, or ${howto})` };
+  }
+  return {};
+}
+
+function bwrapInstalled(): boolean {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    (require('./bwrap') as typeof import('./bwrap')).findBwrap(process.env.PATH);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The preset step (after 'environment', before 'scrub-environment' which reads plan.keepEnv): the
  * agent's own key is kept, its directories are made if missing and granted, and confine says so.
  */
@@ -142,8 +183,20 @@ export const noJailStep: ConfineStep = (plan) => {
  * Landlock nor the policy. Throws usage errors (bad --jail, --mount, --preset) before any step.
  */
 export function jailSteps(options: ConfineOptions, steps: readonly NamedStep[], platform: NodeJS.Platform = process.platform): NamedStep[] {
+  const byPreset = presetJail(options.flags, options.command, platform);
+  // The rest of confine reads the jail from the flags (the hardening step among them).
+  if (byPreset.jail) options.flags.jail = byPreset.jail;
   const choice = jailChoice(options.flags, platform);
   const out: NamedStep[] = [];
+  if (byPreset.note || byPreset.warning) {
+    out.push({
+      name: 'preset-jail',
+      run: (plan) => {
+        if (byPreset.warning) plan.warnings.push(byPreset.warning);
+        if (byPreset.note) plan.warnings.push(`using ${byPreset.note}`);
+      },
+    });
+  }
   const drop = new Set<string>(
     choice.jail === 'bwrap' || choice.jail === 'seatbelt' ? ['landlock-abi', 'ruleset'] : choice.jail === 'none' ? ['landlock-abi', 'policy', 'ruleset'] : [],
   );

@@ -24,7 +24,20 @@ export interface Preset {
   writableFiles: readonly { path: string; initial: string }[];
   /** Variables kept although they look secret: the agent's own key. */
   keepEnv: readonly string[];
+  /** Linux: the jail it runs in when no --jail is given, and why (the agent's own sandbox). */
+  linuxJail?: { jail: 'bwrap'; why: string };
 }
+
+/**
+ * Why Codex runs in the bwrap jail: its own sandbox (bubblewrap, `codex exec`'s default
+ * workspace-write) makes a user namespace and mounts in it. Landlock forbids any mount(2) or
+ * pivot_root(2) to a thread it confines, whatever the rights granted (and grants /proc only
+ * reading, so writing /proc/self/uid_map fails first: `setting up uid map: Permission denied`).
+ * In the bwrap jail, namespaces and read-only binds confine the agent and its bubblewrap nests
+ * inside: both sandboxes hold.
+ */
+export const CODEX_NESTING =
+  "Codex's own sandbox (bubblewrap) cannot run inside Landlock, which forbids mounting to every process it confines";
 
 export const PRESETS: readonly Preset[] = [
   {
@@ -49,6 +62,7 @@ export const PRESETS: readonly Preset[] = [
     writable: ['$CODEX_HOME|~/.codex'],
     writableFiles: [],
     keepEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+    linuxJail: { jail: 'bwrap', why: CODEX_NESTING },
   },
   {
     name: 'opencode',
@@ -131,6 +145,7 @@ export interface ResolvedPreset {
   writable: string[];
   writableFiles: { path: string; initial: string }[];
   keepEnv: string[];
+  linuxJail?: { jail: 'bwrap'; why: string };
   /** How it was chosen, for the note on stderr. */
   chosen: 'explicit' | 'by-command';
 }
@@ -155,6 +170,7 @@ export function choosePreset(
     writable: preset.writable.map((p) => expandPresetPath(p, home, env)),
     writableFiles: preset.writableFiles.map((f) => ({ path: expandPresetPath(f.path, home, env), initial: f.initial })),
     keepEnv: [...preset.keepEnv],
+    ...(preset.linuxJail ? { linuxJail: preset.linuxJail } : {}),
     chosen: explicit !== undefined ? 'explicit' : 'by-command',
   };
 }

@@ -64,6 +64,10 @@ describe('bwrapArgs', () => {
     expect(s.slice(0, 4)).toEqual(['--unshare-all', '--share-net', '--die-with-parent', '--new-session']);
   });
 
+  it('with --no-network unshares the network too (bwrap brings up loopback only)', () => {
+    expect(bwrapArgs({ ...plan(), noNetwork: true }).slice(0, 3)).toEqual(['--unshare-all', '--die-with-parent', '--new-session']);
+  });
+
   it("remakes the host's / read-only, entry by entry, links as links", () => {
     expect(s).toContain('--ro-bind /usr /usr');
     expect(s).toContain('--ro-bind /etc /etc');

@@ -68,3 +68,34 @@ describe('jailSteps', () => {
     expect(() => names({ jail: ['bwrap', 'none'] })).toThrow('--jail was given 2 times; give it once');
   });
 });
+
+describe('presetJail: the jail an agent runs in so that its own sandbox nests', () => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { presetJail } = require('../../src/confine/jail') as typeof import('../../src/confine/jail');
+  const yes = () => true;
+  const no = () => false;
+
+  it('runs codex in the bwrap jail when no --jail is given, and says why once', () => {
+    const r = presetJail({}, 'codex', 'linux', yes);
+    expect(r.jail).toBe('bwrap');
+    expect(r.note).toMatch(/^the bwrap jail for codex: Codex's own sandbox \(bubblewrap\) cannot run inside Landlock, which forbids mounting .*\(--jail landlock to not\)$/);
+    expect(presetJail({ preset: 'codex' }, 'sh', 'linux', yes).jail).toBe('bwrap');
+  });
+
+  it('leaves the other agents, --preset none, macOS and a named jail alone', () => {
+    expect(presetJail({}, 'claude', 'linux', yes)).toEqual({});
+    expect(presetJail({}, 'opencode', 'linux', yes)).toEqual({});
+    expect(presetJail({ preset: 'none' }, 'codex', 'linux', yes)).toEqual({});
+    expect(presetJail({}, 'codex', 'darwin', yes)).toEqual({});
+    expect(presetJail({ jail: 'bwrap' }, 'codex', 'linux', yes)).toEqual({});
+  });
+
+  it('says once, with how to run, where Codex’s sandbox cannot start', () => {
+    const named = presetJail({ jail: 'landlock' }, 'codex', 'linux', yes);
+    expect(named.jail).toBeUndefined();
+    expect(named.warning).toMatch(/in the landlock jail its commands will fail \(use --jail bwrap, or run codex with --sandbox danger-full-access to leave only confine's jail\)/);
+    const missing = presetJail({}, 'codex', 'linux', no);
+    expect(missing.jail).toBeUndefined();
+    expect(missing.warning).toMatch(/bwrap is not installed .*install bubblewrap, or run codex with --sandbox danger-full-access/);
+  });
+});
