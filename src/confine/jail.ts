@@ -4,6 +4,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 
 import { ArbError, usageError } from '../errors';
 import type { MountSpec } from './mounts';
@@ -142,7 +143,8 @@ export const presetStep: ConfineStep = (plan) => {
   const preset = presets.choosePreset(explicit, plan.options.command, plan.home, plan.env);
   if (!preset) return;
   chosenPresets.set(plan, preset);
-  plan.keepEnv.push(...preset.keepEnv);
+  // Only the keys that are set: -v would otherwise list every provider opencode knows.
+  plan.keepEnv.push(...preset.keepEnv.filter((v) => plan.env[v] !== undefined));
   plan.warnings.push(presets.presetNote(preset, plan.home, plan.env));
 };
 
@@ -157,8 +159,28 @@ export const presetPathsStep: ConfineStep = (plan) => {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const presets = require('./presets') as typeof import('./presets');
   presets.ensurePresetDirs(preset, plan.home);
-  for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
-  for (const f of preset.writableFiles) plan.extraWritable.push({ path: f.path, why: `the ${preset.name} preset: its state` });
+  for (const p of preset.writable) {
+    if (preset.ifExists.includes(p) && !fs.existsSync(p)) continue;
+    plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  }
+  const c = preset.copiedFile;
+  if (c && process.platform === 'darwin') {
+    // Seatbelt denies making the lock and temporary file with EPERM, and Claude Code then writes
+    // in place; and CLAUDE_CONFIG_DIR would change its keychain entry there. So the file itself.
+    if (fs.existsSync(c.file)) plan.extraWritable.push({ path: c.file, why: `the ${preset.name} preset: its state` });
+  } else if (c) {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const { copyIn, copyBack } = require('./state-copy') as typeof import('./state-copy');
+    const copied = copyIn(c.file, path.join(c.dir, path.basename(c.file)));
+    plan.env[c.variable] = c.dir;
+    plan.waitReasons.push(`the ${preset.name} preset copies ${c.file} back when it exits`);
+    plan.afterExit.push(() => {
+      const r = copyBack(copied);
+      if (r.kind === 'conflict') {
+        fs.writeSync(2, `${plan.options.program}: ${c.file} changed outside while ${preset.command} ran: kept as it is; what ${preset.command} saved is in ${r.keptAt}\n`);
+      }
+    });
+  }
   // Read-only config that is not there is simply not granted (it is not the user's -r).
   for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
 };

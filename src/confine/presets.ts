@@ -20,8 +20,12 @@ export interface Preset {
   readable: readonly string[];
   /** Home directories it may write (state, caches, sessions): kept after it exits. */
   writable: readonly string[];
-  /** Home files it may write in place, made with `initial` when missing: kept after it exits. */
-  writableFiles: readonly { path: string; initial: string }[];
+  /**
+   * A state file directly in the home directory that the agent keeps in `dir` instead when
+   * `variable` names that directory (state-copy.ts): confine copies it in and back. Applied only
+   * when the variable is not set already (then the file lives in a writable directory anyway).
+   */
+  copiedFile?: { file: string; dir: string; variable: string };
   /** Variables kept although they look secret: the agent's own key. */
   keepEnv: readonly string[];
   /** Linux: the jail it runs in when no --jail is given, and why (the agent's own sandbox). */
@@ -47,10 +51,11 @@ export const PRESETS: readonly Preset[] = [
     readable: [],
     // Sessions, settings, todos, credentials; CLAUDE_CONFIG_DIR moves it.
     writable: ['$CLAUDE_CONFIG_DIR|~/.claude'],
-    // Its global state: MCP servers (`claude mcp add`), projects, onboarding; rewritten in place,
-    // so what Claude Code saves is kept. Readable by nothing else: MCP servers' tokens live there.
-    // Made as `{}` (what Claude Code starts from) when missing: a jail grants only what exists.
-    writableFiles: [{ path: '$CLAUDE_CONFIG_DIR/.claude.json|~/.claude.json', initial: '{}\n' }],
+    // Its global state: MCP servers (`claude mcp add`), projects, onboarding. Claude Code cannot
+    // rewrite it in the home directory (it makes a lock and a temporary file beside it), so it
+    // gets a copy in ~/.claude (CLAUDE_CONFIG_DIR), copied back when it exits. The file itself is
+    // readable by no confined command: MCP servers' tokens live there.
+    copiedFile: { file: '~/.claude.json', dir: '~/.claude', variable: 'CLAUDE_CONFIG_DIR' },
     keepEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   },
   {
@@ -60,7 +65,6 @@ export const PRESETS: readonly Preset[] = [
     readable: [],
     // Config, auth, sessions and logs; CODEX_HOME moves it.
     writable: ['$CODEX_HOME|~/.codex'],
-    writableFiles: [],
     keepEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
     linuxJail: { jail: 'bwrap', why: CODEX_NESTING },
   },
@@ -78,8 +82,11 @@ export const PRESETS: readonly Preset[] = [
       '$XDG_DATA_HOME/opencode|~/.local/share/opencode',
       '$XDG_STATE_HOME/opencode|~/.local/state/opencode',
       '$XDG_CACHE_HOME/opencode|~/.cache/opencode',
+      // Its installer's directory (~/.opencode/bin on $PATH), which it also reads as a config
+      // directory and writes (.gitignore, package.json) at start. Only if it is there; its bin
+      // stays read-only inside, as every $PATH entry in a writable path does.
+      '~/.opencode?',
     ],
-    writableFiles: [],
     // The providers it reads a key from the environment for (models.dev's `env` names).
     keepEnv: [
       'OPENCODE_API_KEY',
@@ -122,9 +129,14 @@ export function presetForCommand(command: string | undefined): Preset | undefine
   return PRESETS.find((p) => p.command === base);
 }
 
+/** Whether a preset path is granted only where it exists (`…?`), rather than made. */
+export function onlyIfExists(spec: string): boolean {
+  return spec.endsWith('?');
+}
+
 /** Expands one `$VAR/rest|~/fallback` path. Pure: the home and environment are given. */
 export function expandPresetPath(spec: string, home: string, env: Readonly<Record<string, string | undefined>>): string {
-  for (const alt of spec.split('|')) {
+  for (const alt of spec.replace(/\?$/, '').split('|')) {
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)(\/.*)?$/.exec(alt);
     if (m) {
       const value = env[m[1]];
@@ -143,7 +155,10 @@ export interface ResolvedPreset {
   command: string;
   readable: string[];
   writable: string[];
-  writableFiles: { path: string; initial: string }[];
+  /** Writable paths granted only where they exist (never made). */
+  ifExists: string[];
+  /** Set when the copy applies (its variable is not set). */
+  copiedFile?: { file: string; dir: string; variable: string };
   keepEnv: string[];
   linuxJail?: { jail: 'bwrap'; why: string };
   /** How it was chosen, for the note on stderr. */
@@ -168,7 +183,10 @@ export function choosePreset(
     command: preset.command,
     readable: preset.readable.map((p) => expandPresetPath(p, home, env)),
     writable: preset.writable.map((p) => expandPresetPath(p, home, env)),
-    writableFiles: preset.writableFiles.map((f) => ({ path: expandPresetPath(f.path, home, env), initial: f.initial })),
+    ifExists: preset.writable.filter(onlyIfExists).map((p) => expandPresetPath(p, home, env)),
+    ...(preset.copiedFile && !env[preset.copiedFile.variable]
+      ? { copiedFile: { file: expandPresetPath(preset.copiedFile.file, home, env), dir: expandPresetPath(preset.copiedFile.dir, home, env), variable: preset.copiedFile.variable } }
+      : {}),
     keepEnv: [...preset.keepEnv],
     ...(preset.linuxJail ? { linuxJail: preset.linuxJail } : {}),
     chosen: explicit !== undefined ? 'explicit' : 'by-command',
@@ -182,8 +200,10 @@ export function choosePreset(
  */
 export function presetNote(preset: ResolvedPreset, home: string, env: Readonly<Record<string, string | undefined>> = {}): string {
   const short = (p: string) => (p === home ? '~' : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
-  const written = [...preset.writable, ...preset.writableFiles.map((f) => f.path)].filter((p, i, all) => !all.some((o, j) => j !== i && o !== p && isUnder(p, o)));
+  const written = preset.writable.filter((p) => !preset.ifExists.includes(p) || exists(p));
   const parts = [`${written.map(short).join(', ')} writable, kept after it exits`];
+  const c = preset.copiedFile;
+  if (c) parts.push(`${short(c.file)} through a copy in ${short(c.dir)} (${c.variable}), copied back when it exits`);
   if (preset.readable.length) parts.push(`${preset.readable.map(short).join(', ')} readable`);
   const keys = preset.keepEnv.filter((v) => env[v] !== undefined && env[v] !== '');
   if (keys.length) parts.push(`keeps ${keys.join(', ')}`);
@@ -191,28 +211,18 @@ export function presetNote(preset: ResolvedPreset, home: string, env: Readonly<R
   return `using the ${preset.name} preset (${parts.join('; ')}${why})`;
 }
 
-function isUnder(p: string, dir: string): boolean {
-  return p.startsWith(`${dir}/`);
+function exists(p: string): boolean {
+  return fs.existsSync(p);
 }
 
 /**
- * Makes the preset's writable directories (mode 0700) and files (mode 0600, with their initial
- * content) that do not exist yet, so that an agent run for the first time can keep its state: a
- * jail grants only paths that exist. Only paths in the home directory are made; an existing file
- * is never touched.
+ * Makes the preset's writable directories that do not exist yet (mode 0700), so that an agent
+ * run for the first time can keep its state: a jail grants only paths that exist. Only paths in
+ * the home directory are made, and not those granted only where they exist.
  */
 export function ensurePresetDirs(preset: ResolvedPreset, home: string): void {
   for (const p of preset.writable) {
-    if (!p.startsWith(`${home}/`)) continue;
+    if (!p.startsWith(`${home}/`) || preset.ifExists.includes(p)) continue;
     fs.mkdirSync(p, { recursive: true, mode: 0o700 });
-  }
-  for (const f of preset.writableFiles) {
-    if (!f.path.startsWith(`${home}/`)) continue;
-    fs.mkdirSync(path.dirname(f.path), { recursive: true, mode: 0o700 });
-    try {
-      fs.writeFileSync(f.path, f.initial, { flag: 'wx', mode: 0o600 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
   }
 }

@@ -12,21 +12,21 @@ describe('presets', () => {
     expect(presetNames()).toEqual(['claude', 'codex', 'opencode']);
   });
 
-  it('claude: command claude, ~/.claude and ~/.claude.json writable, keeps its keys', () => {
+  it('claude: command claude, ~/.claude writable, ~/.claude.json through a copy there, keeps its keys', () => {
     expect(choosePreset('claude', undefined, HOME, {})).toEqual({
       name: 'claude',
       command: 'claude',
       readable: [],
       writable: ['/home/u/.claude'],
-      writableFiles: [{ path: '/home/u/.claude.json', initial: '{}\n' }],
+      ifExists: [],
+      copiedFile: { file: '/home/u/.claude.json', dir: '/home/u/.claude', variable: 'CLAUDE_CONFIG_DIR' },
       keepEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
       chosen: 'explicit',
     });
-    // CLAUDE_CONFIG_DIR moves both: Claude Code then keeps .claude.json in it.
-    expect(choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/claude' })).toMatchObject({
-      writable: ['/data/claude'],
-      writableFiles: [{ path: '/data/claude/.claude.json' }],
-    });
+    // CLAUDE_CONFIG_DIR set: Claude Code keeps .claude.json in it, writable already; no copy.
+    const moved = choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/claude' });
+    expect(moved?.writable).toEqual(['/data/claude']);
+    expect(moved?.copiedFile).toBeUndefined();
   });
 
   it('codex: ~/.codex writable (or $CODEX_HOME), keeps OPENAI_API_KEY', () => {
@@ -40,12 +40,14 @@ describe('presets', () => {
     expect(p).toMatchObject({
       command: 'opencode',
       readable: [],
-      writable: ['/home/u/.config/opencode', '/home/u/.local/share/opencode', '/home/u/.local/state/opencode', '/home/u/.cache/opencode'],
+      writable: ['/home/u/.config/opencode', '/home/u/.local/share/opencode', '/home/u/.local/state/opencode', '/home/u/.cache/opencode', '/home/u/.opencode'],
+      // Its installer's directory, which it writes at start, only where it is installed so.
+      ifExists: ['/home/u/.opencode'],
     });
     expect(p?.keepEnv).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY']));
     const xdg = { XDG_CONFIG_HOME: '/x/config', XDG_CACHE_HOME: '/x/cache', XDG_DATA_HOME: '/x/data', XDG_STATE_HOME: '/x/state' };
     expect(choosePreset('opencode', undefined, HOME, xdg)).toMatchObject({
-      writable: ['/x/config/opencode', '/x/data/opencode', '/x/state/opencode', '/x/cache/opencode'],
+      writable: ['/x/config/opencode', '/x/data/opencode', '/x/state/opencode', '/x/cache/opencode', '/home/u/.opencode'],
     });
     // A relative XDG value is ignored, as the XDG Base Directory spec says.
     expect(choosePreset('opencode', undefined, HOME, { XDG_CACHE_HOME: 'cache' })?.writable[3]).toBe('/home/u/.cache/opencode');
@@ -77,12 +79,11 @@ describe('presets', () => {
 
   it('says what it applies, what is kept, which keys (those set), and how to turn an automatic choice off', () => {
     expect(presetNote(choosePreset(undefined, 'claude', HOME, {})!, HOME, { ANTHROPIC_API_KEY: 'sk-x' })).toBe(
-      'using the claude preset (~/.claude, ~/.claude.json writable, kept after it exits; keeps ANTHROPIC_API_KEY; --preset none to not)',
+      'using the claude preset (~/.claude writable, kept after it exits; ~/.claude.json through a copy in ~/.claude (CLAUDE_CONFIG_DIR), copied back when it exits; keeps ANTHROPIC_API_KEY; --preset none to not)',
     );
     expect(presetNote(choosePreset('opencode', undefined, HOME, {})!, HOME, { OPENROUTER_API_KEY: 'k', OPENAI_API_KEY: '' })).toBe(
       'using the opencode preset (~/.config/opencode, ~/.local/share/opencode, ~/.local/state/opencode, ~/.cache/opencode writable, kept after it exits; keeps OPENROUTER_API_KEY)',
     );
-    // A file inside a writable directory is not named twice.
     expect(presetNote(choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/c' })!, HOME)).toBe('using the claude preset (/data/c writable, kept after it exits)');
   });
 
@@ -91,7 +92,7 @@ describe('presets', () => {
     expect(expandPresetPath('$A/x|~', HOME, {})).toBe(HOME);
   });
 
-  it('ensurePresetDirs makes missing writable directories and files in the home, private; never rewrites a file', () => {
+  it('ensurePresetDirs makes missing writable directories in the home, private, not those granted only where they are', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-preset-'));
     try {
       const p = choosePreset('opencode', undefined, home, { XDG_DATA_HOME: '/nonexistent-outside-home' })!;
@@ -99,17 +100,9 @@ describe('presets', () => {
       expect(fs.statSync(path.join(home, '.cache/opencode')).mode & 0o777).toBe(0o700);
       expect(fs.statSync(path.join(home, '.config/opencode')).mode & 0o777).toBe(0o700);
       expect(fs.existsSync(path.join(home, '.local/state/opencode'))).toBe(true);
-      // Outside the home nothing is made.
+      // Outside the home nothing is made; nor is ~/.opencode, granted only where it is.
       expect(fs.existsSync('/nonexistent-outside-home')).toBe(false);
-
-      const c = choosePreset('claude', undefined, home, {})!;
-      ensurePresetDirs(c, home);
-      const file = path.join(home, '.claude.json');
-      expect(fs.readFileSync(file, 'utf8')).toBe('{}\n');
-      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-      fs.writeFileSync(file, '{"mcpServers":{}}');
-      ensurePresetDirs(c, home);
-      expect(fs.readFileSync(file, 'utf8')).toBe('{"mcpServers":{}}');
+      expect(fs.existsSync(path.join(home, '.opencode'))).toBe(false);
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }
