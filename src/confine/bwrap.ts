@@ -111,7 +111,8 @@ export function policyBinds(plan: Pick<BwrapPlan, 'dir' | 'homes' | 'readable' |
     if (!path.posix.isAbsolute(raw)) return;
     const p = normal(raw);
     if (p === '/' || p === PRIVATE_TMP || isUnder(p, PRIVATE_DEV) || isUnder(p, PRIVATE_PROC)) return;
-    if (!write && !homes.some((h) => p !== h && isUnder(p, h))) return;
+    // (Also under the private /tmp: a $PATH entry there and its programs' packages, policy.ts.)
+    if (!write && !homes.some((h) => p !== h && isUnder(p, h)) && !isUnder(p, PRIVATE_TMP)) return;
     byPath.set(p, (byPath.get(p) ?? false) || write);
   };
   for (const p of plan.readable) add(p, false);

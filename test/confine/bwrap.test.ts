@@ -191,10 +191,11 @@ describe('bwrapArgs', () => {
 });
 
 describe('policyBinds', () => {
-  it('binds readable paths only inside the home directory, writable ones always', () => {
+  it('binds readable paths only inside the home directory or the private /tmp, writable ones always', () => {
     const b = policyBinds({ dir: '/w/p', homes: [HOME], readable: ['/opt/x', '/home/u/.gitconfig', '/tmp/r', '/run/user'], writable: ['/srv/out'] });
     expect(b).toEqual([
       { path: '/srv/out', write: true },
+      { path: '/tmp/r', write: false },
       { path: '/w/p', write: true },
       { path: '/home/u/.gitconfig', write: false },
     ]);
