@@ -168,10 +168,12 @@ export const presetPathsStep: ConfineStep = (plan) => {
     // Seatbelt denies making the lock and temporary file with EPERM, and Claude Code then writes
     // in place; and CLAUDE_CONFIG_DIR would change its keychain entry there. So the file itself.
     if (fs.existsSync(c.file)) plan.extraWritable.push({ path: c.file, why: `the ${preset.name} preset: its state` });
-  } else if (c) {
+  } else if (c && !plan.options.flags.explain) {
+    // (--explain runs nothing, so copies nothing either.)
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const { copyIn, copyBack } = require('./state-copy') as typeof import('./state-copy');
     const copied = copyIn(c.file, path.join(c.dir, path.basename(c.file)));
+    if (copied.stale) plan.warnings.push(`a copy of ${c.file} that an earlier run did not copy back is kept in ${copied.stale}`);
     plan.env[c.variable] = c.dir;
     plan.waitReasons.push(`the ${preset.name} preset copies ${c.file} back when it exits`);
     plan.afterExit.push(() => {

@@ -36,12 +36,30 @@ function replace(file: string, data: Buffer): void {
   fs.renameSync(tmp, file);
 }
 
-/** Copies `file` to `copy` (replacing what a previous run left there), before the command. */
-export function copyIn(file: string, copy: string): CopiedIn {
+/**
+ * Copies `file` to `copy`, before the command. A copy left newer than the file and different
+ * from it (a run whose confine was killed before it could copy back) is first kept at
+ * `copy` + `.from-confine`, its path returned in `stale`.
+ */
+export function copyIn(file: string, copy: string): CopiedIn & { stale?: string } {
   const before = read(file);
+  const left = read(copy);
+  let stale: string | undefined;
+  if (left !== undefined && (before === undefined || !left.equals(before)) && (mtime(copy) ?? 0) > (mtime(file) ?? 0)) {
+    stale = `${copy}.from-confine`;
+    replace(stale, left);
+  }
   if (before !== undefined) replace(copy, before);
   else fs.rmSync(copy, { force: true });
-  return { file, copy, before };
+  return { file, copy, before, ...(stale ? { stale } : {}) };
+}
+
+function mtime(p: string): number | undefined {
+  try {
+    return fs.statSync(p).mtimeMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What copyBack did, for a message. */

@@ -27,6 +27,22 @@ describe('state-copy', () => {
     expect(fs.statSync(copy).mode & 0o777).toBe(0o600);
   });
 
+  it('keeps a copy an earlier run left newer than the file (confine killed) before replacing it', () => {
+    fs.writeFileSync(file, '{"a":1}');
+    fs.writeFileSync(copy, '{"a":1,"unsaved":true}');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(file, old, old);
+    const c = copyIn(file, copy);
+    expect(c.stale).toBe(`${copy}.from-confine`);
+    expect(fs.readFileSync(`${copy}.from-confine`, 'utf8')).toBe('{"a":1,"unsaved":true}');
+    expect(fs.readFileSync(copy, 'utf8')).toBe('{"a":1}');
+    // One the file is newer than (copied back, then changed outside) is simply replaced.
+    fs.rmSync(`${copy}.from-confine`);
+    fs.writeFileSync(copy, 'old');
+    fs.utimesSync(copy, old, old);
+    expect(copyIn(file, copy).stale).toBeUndefined();
+  });
+
   it('copies back what the agent saved, and leaves the file alone when it saved nothing', () => {
     fs.writeFileSync(file, '{"a":1}');
     const same = copyIn(file, copy);
