@@ -238,7 +238,7 @@ export const policyStep: ConfineStep = (plan) => {
     if (p && !canRead(p, plan.policy)) {
       throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: ${what} in the home directory, which the command cannot read`, {
         exitCode: 126,
-        hint: `give the folder it belongs to with -r ${tilde(plan, hintFolder(p, plan.policy.homes))}`,
+        hint: `give the folder it belongs to with -r ${hintFolder(p, plan.policy.homes)}`,
       });
     }
   }

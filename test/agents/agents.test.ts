@@ -121,7 +121,7 @@ describe('the agents start under arb confine, installed each usual way, with no 
     const codex = path.join(home, '.npm-global', 'lib', 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
     const r = arbAsUser(['confine', '--rm', '--no-network', codex, '--version'], { cwd: dir, env: { PATH: '/usr/bin:/bin' } });
     expect(r.status).toBe(126);
-    expect(r.stderr).toContain('give the folder it belongs to with -r ~/.npm-global/lib/node_modules/@openai/codex');
+    expect(r.stderr).toContain(`give the folder it belongs to with -r ${home}/.npm-global/lib/node_modules/@openai/codex`);
     const given = arbAsUser(['confine', '--rm', '--no-network', '-r', '~/.npm-global/lib/node_modules/@openai/codex', codex, '--version'], { cwd: dir, env: { PATH: '/usr/bin:/bin' } });
     expect({ status: given.status, stdout: given.stdout }).toEqual({ status: 0, stdout: expect.stringContaining(AGENTS.codex.version) });
   }, 120_000);
