@@ -115,6 +115,20 @@ describe('the agents start under arb confine, installed each usual way, with no 
     expect(r.stdout).toContain(AGENTS[agent].version);
   }, 120_000);
 
+  it.each(['claude', 'codex', 'opencode'] as AgentName[])('with Landlock alone (no namespaces): %s --version from ~/.npm-global', (agent) => {
+    if (!ready()) return;
+    const dir = project(`landlock-${agent}`);
+    // Codex's preset picks the bwrap jail; --jail landlock keeps it in Landlock alone here.
+    const jail = agent === 'codex' ? ['--jail', 'landlock'] : [];
+    const r = arbAsUser(['confine', '--rm', ...jail, AGENTS[agent].bin, '--version'], { cwd: dir, env: { ...agentEnv(layout('npm-global')), ARB_CONFINE_NO_NAMESPACES: '1' }, timeout: 90_000 });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.stringContaining('Landlock alone: turned off by ARB_CONFINE_NO_NAMESPACES=1') });
+    expect(r.stdout).toContain(AGENTS[agent].version);
+    if (agent === 'codex') {
+      // Said once: its own sandbox cannot start there, and how to run.
+      expect(r.stderr).toContain("Codex's own sandbox (bubblewrap) cannot run inside Landlock, which forbids mounting to every process it confines: in the landlock jail its commands will fail (use --jail bwrap, or run codex with --sandbox danger-full-access to leave only confine's jail)");
+    }
+  }, 120_000);
+
   it('a program in the home that is not on PATH: 126, and the -r hint names its package', () => {
     if (!ready()) return;
     const dir = project('hint');
