@@ -158,6 +158,25 @@ describe('one mount plan, rendered for the launcher and for bwrap', () => {
     expect(launcherMounts(mp).filter(jailDevice).map((op) => op.path).sort()).toEqual(['/dev/console', '/dev/pts']);
   });
 
+  it('binds readable paths under the private /tmp back, and keeps a $TMPDIR in it, both ways', () => {
+    // An npm prefix under /tmp on $PATH and its programs' package (policy.ts grants them), and
+    // pam_tmpdir's $TMPDIR: without these steps they would vanish under the private /tmp.
+    const g: Given = {
+      pathVar: '/tmp/npm/bin:/usr/bin',
+      readable: ['/tmp/npm/bin', '/tmp/npm/lib/node_modules/@openai/codex'],
+      tmpdir: '/tmp/user/1000',
+      files: { '/tmp/npm/bin': 'directory', '/tmp/npm/lib/node_modules/@openai/codex': 'directory', '/tmp/user/1000': 'directory' },
+    };
+    const mp = mountPlan(g);
+    const launcher = launcherMounts(mp).filter((op) => !jailDevice(op));
+    expect(opsFromBwrap(bwrapArgs({ ...plan(g), mounts: mp }))).toEqual(launcher);
+    const shown = launcher.map((op) => `${op.kind} ${op.path}`);
+    for (const want of ['tmpfs /tmp', 'bind-ro /tmp/npm/bin', 'bind-ro /tmp/npm/lib/node_modules/@openai/codex', 'tmpfs /tmp/user/1000']) expect(shown).toContain(want);
+    expect(shown.indexOf('tmpfs /tmp')).toBeLessThan(shown.indexOf('bind-ro /tmp/npm/bin'));
+    expect(shown.indexOf('tmpfs /tmp')).toBeLessThan(shown.indexOf('tmpfs /tmp/user/1000'));
+    expect(shown.filter((o) => o.startsWith('bind-rw /tmp'))).toEqual([]);
+  });
+
   it('gives every private tmpfs its size limit, both ways', () => {
     const mp = mountPlan({ tmpdir: '/var/tmp/me' });
     const tmpfs = launcherMounts(mp).filter((op) => op.kind === 'tmpfs');
