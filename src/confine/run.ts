@@ -146,7 +146,7 @@ export function checkRequest(
   const mounts = parseMounts(request.mounts);
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const presets = require('./presets') as typeof import('./presets');
-  if (request.preset !== undefined && request.preset !== 'none') presets.getPreset(request.preset);
+  // An unknown --preset is a usage error here.
   const preset = request.preset === 'none' ? undefined : request.preset !== undefined ? presets.getPreset(request.preset) : presets.presetForCommand(request.command);
   const byPreset = presetJail(request.jail, mounts, preset, platform, haveBwrap);
   const jail = byPreset.jail ?? chooseJail(request.jail, mounts, platform);

@@ -436,7 +436,7 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
       [`read:${home}/.cargo/credentials.toml`]: 'OK', // ~/.cargo is writable by the SPEC: the same as Landlock
       [`read:${home}/.gitconfig`]: 'OK',
       [`read:${home}/.config/git/ignore`]: 'OK',
-      [`read:${home}/.claude.json`]: 'OK',
+      [`read:${home}/.claude.json`]: 'ENOENT', // the claude preset's only
       [`exec:${home}/.local/bin/mytool`]: 'OK',
       'read:/etc/passwd': 'OK',
     });
@@ -674,7 +674,7 @@ describe('arb confine presets, as the unprivileged user', () => {
       const r = arbAsUser(['confine', '--jail', jail, '-d', dir, '--', './claude'], {
         env: { ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-tests-0000000000', OPENAI_API_KEY: 'sk-fake-openai-key-for-tests-000000' },
       });
-      expect(r.stderr).toContain('using the claude preset (~/.claude writable, keeps ANTHROPIC_API_KEY; --preset none to not)');
+      expect(r.stderr).toContain('using the claude preset (~/.claude writable, kept after it exits; ~/.claude.json through a copy in ~/.claude (CLAUDE_CONFIG_DIR), copied back when it exits; keeps ANTHROPIC_API_KEY; --preset none to not)');
       expect(r.stdout).toBe('anthropic=sk-ant-fake-key-for-tests-0000000000 openai=unset\nstate-ok\n');
       expect(r.status).toBe(0);
       expect(fs.readFileSync(path.join(claudeDir, 'session'), 'utf8')).toBe('state\n');
