@@ -67,7 +67,7 @@ describe('checkRequest: usage errors before anything is made', () => {
 
 describe("each jail's plan (explain: nothing forked or run)", () => {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { planConfine } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  const { describePlan, launchPlanOf, planConfine } = require('../../src/confine/run') as typeof import('../../src/confine/run');
   const { confineRequest } = require('../../src/confine/request') as typeof import('../../src/confine/request');
   const env = { HOME: '/root', PATH: '/usr/bin:/bin' };
 
@@ -78,6 +78,29 @@ describe("each jail's plan (explain: nothing forked or run)", () => {
     expect(plan.landlock?.rules.length).toBeGreaterThan(0);
     expect(plan.hardening?.mounts.ops.length).toBeGreaterThan(0);
     expect(plan.fork).toBeUndefined();
+  });
+
+  it("claude: the namespaces' plan waits (to copy ~/.claude.json back) rather than exec the launcher; nothing copied to explain", async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, preset: 'claude' }), 'explain');
+    expect(plan.namespaces).toBeDefined();
+    expect(plan.waitReasons).toEqual(['the claude preset copies /root/.claude.json back when it exits']);
+    expect(plan.env.CLAUDE_CONFIG_DIR).toBe('/root/.claude');
+    expect(describePlan(plan).pop()).toBe('running /usr/bin/true in /usr, waiting for it (the claude preset copies /root/.claude.json back when it exits)');
+    expect([plan.beforeStart, plan.afterExit]).toEqual([[], []]);
+    // PWD is the directory the command runs in; the caller's OLDPWD goes.
+    const moved = await planConfine(confineRequest({ command: 'true', dir: '/usr', env: { ...env, PWD: '/root/x', OLDPWD: '/root/y' } }), 'explain');
+    expect([moved.env.PWD, moved.env.OLDPWD]).toEqual(['/usr', undefined]);
+  });
+
+  it('codex: the bwrap jail without Landlock inside, said once', async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, preset: 'codex' }), 'explain');
+    expect(plan.jail).toBe('bwrap');
+    expect(plan.landlock).toBeUndefined();
+    expect(plan.withoutLandlock).toMatch(/^Codex's own sandbox/);
+    expect(plan.warnings.filter((w) => /without Landlock inside/.test(w))).toHaveLength(1);
+    expect(launchPlanOf(plan).landlock).toBeUndefined();
+    // Any other command in the bwrap jail keeps Landlock inside.
+    expect((await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'bwrap' }), 'explain')).landlock).toBeDefined();
   });
 
   it('bwrap: the same policy, mount plan and ruleset, with the --mount destinations granted, and its runner', async () => {
