@@ -100,6 +100,21 @@ describe("a developer's day in a fork", () => {
     expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({ status: 0, stdout: '..made\napplied\n', stderr: '' });
   }, 300_000);
 
+  test.each([['landlock'], ['bwrap']])('a $TMPDIR under /tmp (pam_tmpdir) exists inside the %s jail, empty and private', (jail) => {
+    fs.writeFileSync(path.join(tmpdir, 'host-file'), 'x');
+    fs.chownSync(path.join(tmpdir, 'host-file'), user!.uid, user!.gid);
+    try {
+      const dir = userDir(`tmpdir-${jail}`);
+      const script = 'test -d "$TMPDIR" && ls -A "$TMPDIR" && echo t > "$TMPDIR/inside" && echo "made $(cat "$TMPDIR/inside")"';
+      const r = arbAsUser(['confine', '--jail', jail, '-d', dir, '--', 'sh', '-c', script], { cwd: dir, env: { TMPDIR: tmpdir }, timeout: 60_000 });
+      expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 0, stdout: 'made t\n' });
+      // What it made there went with it; the host's file stayed, unseen.
+      expect(fs.readdirSync(tmpdir)).toEqual(['host-file']);
+    } finally {
+      fs.rmSync(path.join(tmpdir, 'host-file'), { force: true });
+    }
+  }, 120_000);
+
   test("a new user's caches are made (0700) and granted, and what runs later from them stays read-only", () => {
     // A home with no cache at all: ~/.npm, ~/.cache, ~/.cargo and ~/.rustup are made before
     // they are granted (a jail grants only what exists), and the caches table's directories
