@@ -32,7 +32,7 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   out.push(`${options.program} --explain: what ${command ? `\`${command}\`` : 'a command'} would get here; nothing was run.`);
   out.push('');
   const jail = plan.jail;
-  if (jail !== 'landlock') out.push(`Jail:      ${jail} (what follows is what confine grants; that jail enforces it${jail === 'bwrap' ? ', with Landlock inside' : ', not Landlock'})`);
+  if (jail !== 'landlock') out.push(`Jail:      ${jail} (what follows is what confine grants; that jail enforces it${jail === 'bwrap' ? (plan.withoutLandlock ? `, without Landlock inside: ${plan.withoutLandlock}` : ', with Landlock inside') : ', not Landlock'})`);
   out.push(options.dir !== undefined ? `Works in:  ${plan.dir} itself (-d)` : `Works in:  a new fork of ${plan.dir}, made next to it (${path.basename(plan.dir)}.N)`);
   if (command && plan.file) out.push(`Runs:      ${plan.file}${ns ? ' (confine stays outside the namespaces as their reaper)' : ''}`);
 

@@ -307,9 +307,13 @@ export function buildMountPlan(input: MountPlanInput, given: LinkView = nodeLink
     const inHidden = above !== undefined && HIDES.has(above.kind);
     switch (op.kind) {
       case 'mask':
-      case 'tmpfs':
       case 'devpts':
         if (!inHidden) kept.push(op);
+        break;
+      case 'tmpfs':
+        // Kept inside a hidden one too: a $TMPDIR in /tmp (pam_tmpdir's /tmp/user/UID) must
+        // exist in the private /tmp, empty and private as well.
+        kept.push(op);
         break;
       case 'bind-rw':
         if (op.source !== undefined || (above === undefined ? readOnlyRoot : above.kind !== 'bind-rw')) kept.push(op);

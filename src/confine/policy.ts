@@ -37,6 +37,9 @@ export interface FsView {
   readdir(p: string): string[] | undefined;
   /** Whether the path (links followed) is a directory. */
   isDirectory(p: string): boolean;
+  /** Whether the path (links followed) is a regular file someone may run (a mode bit x). Views
+   *  without it grant no packages of programs on $PATH. */
+  isExecutableFile?(p: string): boolean;
 }
 
 export const nodeFs: FsView = {
@@ -57,6 +60,14 @@ export const nodeFs: FsView = {
   isDirectory(p) {
     try {
       return fs.statSync(p).isDirectory();
+    } catch {
+      return false;
+    }
+  },
+  isExecutableFile(p) {
+    try {
+      const st = fs.statSync(p);
+      return st.isFile() && (st.mode & 0o111) !== 0;
     } catch {
       return false;
     }
@@ -97,7 +108,6 @@ export interface Policy {
 export const HOME_READABLE: readonly { rel: string; why: string }[] = [
   { rel: '.gitconfig', why: "git's configuration" },
   { rel: '.config/git', why: "git's configuration" },
-  { rel: '.claude.json', why: "Claude Code's settings" },
   { rel: '.local/bin', why: 'programs installed for the user' },
   { rel: '.nvm', why: 'node versions (nvm)' },
 ];
@@ -109,6 +119,73 @@ export const HOME_WRITABLE: readonly { rel: string; why: string }[] = [
   { rel: '.cache', why: 'caches (pip, go, node-gyp, …)' },
   { rel: '.npm', why: "npm's cache" },
 ];
+
+/**
+ * Where the command's view hides what is there on the host (the home directory, and the private
+ * /tmp and /dev/shm of the namespaces): $PATH entries there, and the packages of the programs in
+ * them, are granted so that programs installed there still run.
+ */
+export const HIDDEN_OUTSIDE_HOME: readonly string[] = ['/tmp', '/dev/shm'];
+
+/**
+ * Files whose directory is a package a program belongs to: npm's (package.json, also for a
+ * prefix's node_modules/.bin and nvm's versions), a Python virtual environment's (pyvenv.cfg:
+ * pipx's and uv's tools).
+ */
+export const PACKAGE_MARKERS: readonly string[] = ['package.json', 'pyvenv.cfg'];
+
+/**
+ * The package a program (a file, links resolved) belongs to: the nearest directory above it,
+ * below `root`, holding a package marker; else the file itself (Claude Code's installer puts one
+ * file per version, ~/.local/share/claude/versions/X). What a link on $PATH leads to runs with
+ * the rest of its package: codex.js finds its native binary in its own node_modules.
+ */
+export function packageOf(file: string, root: string, view: FsView): string {
+  for (let d = path.dirname(file); d !== root && isInside(d, root, 'lexical') && d !== '/'; d = path.dirname(d)) {
+    if (PACKAGE_MARKERS.some((m) => view.realpath(path.join(d, m)) !== undefined)) return d;
+  }
+  return file;
+}
+
+/**
+ * The packages of the programs in a $PATH directory that lead elsewhere under `roots` (links to
+ * a package, as npm, nvm and Claude Code's installer make them). Only links to files that can be
+ * run: a link to a secret is not a program.
+ */
+export function packagesOnPath(entry: string, roots: readonly string[], view: FsView): { path: string; given: string }[] {
+  if (!view.isExecutableFile) return [];
+  const out: { path: string; given: string }[] = [];
+  for (const name of (view.readdir(entry) ?? []).sort()) {
+    const given = path.join(entry, name);
+    const real = view.realpath(given);
+    if (real === undefined || isInside(real, entry, 'lexical')) continue;
+    const root = roots.find((r) => isInside(real, r, 'lexical'));
+    if (root === undefined || !view.isExecutableFile(real)) continue;
+    out.push({ path: packageOf(real, root, view), given });
+  }
+  return out;
+}
+
+/**
+ * Makes the default caches that do not exist yet (mode 0700), so that a new user's first
+ * `npm install` or `cargo build` can write its cache: a jail grants only what exists. Nothing is
+ * made where the home directory itself is missing; a cache that cannot be made is left out, as
+ * before (the policy skips it).
+ */
+export function ensureHomeCaches(home: string): string[] {
+  const made: string[] = [];
+  if (!fs.existsSync(home)) return made;
+  for (const { rel } of HOME_WRITABLE) {
+    const p = path.join(home, rel);
+    try {
+      fs.mkdirSync(p, { mode: 0o700 });
+      made.push(p);
+    } catch {
+      /* there already (or a link, or not makeable): the policy decides */
+    }
+  }
+  return made;
+}
 
 /** Writable outside the home directory: temporary directories and harmless devices. */
 export const SYSTEM_WRITABLE: readonly { path: string; why: string }[] = [
@@ -233,6 +310,16 @@ function addWanted(w: Wanted, homes: readonly string[], view: FsView, policy: Po
   });
 }
 
+/** The private directories outside the home that hold $TMPDIR's and /tmp's contents, resolved. */
+function hiddenOutsideHome(tmpdir: string | undefined, view: FsView): string[] {
+  const out: string[] = [];
+  for (const p of [...HIDDEN_OUTSIDE_HOME, ...(tmpdir && path.isAbsolute(tmpdir) ? [tmpdir] : [])]) {
+    const real = view.realpath(p);
+    if (real !== undefined && real !== '/') out.push(real);
+  }
+  return out;
+}
+
 /** The whole policy: around the home directories, then readable, writable, the directory. */
 export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
   const homes = protectedHomes(input.homes, view);
@@ -242,12 +329,29 @@ export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
   const wanted: Wanted[] = [];
   for (const { rel, why } of HOME_READABLE) wanted.push({ path: path.join(input.home, rel), access: 'read', why });
   // Toolchains on $PATH inside the home directory (~/.cargo/bin, ~/go/bin, ~/.bun/bin, …). An
-  // entry outside it that leads inside it is granted too; one that holds it is refused.
+  // entry outside it that leads inside it is granted too; one that holds it is refused. So are
+  // entries in the private /tmp (an npm prefix there), which would otherwise vanish inside.
+  const hidden = [...homes, ...hiddenOutsideHome(input.tmpdir, view)];
+  const programDirs = [path.join(input.home, '.local/bin')];
   for (const entry of (input.pathVar ?? '').split(':')) {
     if (!path.isAbsolute(entry)) continue; // relative entries mean the directory, granted below
     const real = view.realpath(entry);
-    if (real !== undefined && homes.some((h) => isInside(real, h, 'lexical') || isInside(h, real, 'lexical'))) {
+    if (real !== undefined && hidden.some((h) => isInside(real, h, 'lexical') || isInside(h, real, 'lexical'))) {
       wanted.push({ path: path.normalize(entry), access: 'read', why: 'on $PATH' });
+      programDirs.push(path.normalize(entry));
+    }
+  }
+  // What the programs there link to, with the package each belongs to (an npm prefix's
+  // lib/node_modules/PKG, nvm's versions, Claude Code's versions/X): nothing else around it.
+  const seen = new Set<string>();
+  for (const d of programDirs) {
+    const real = view.realpath(d);
+    if (real === undefined || seen.has(real) || homes.some((h) => isInside(h, real, 'lexical'))) continue;
+    seen.add(real);
+    for (const pkg of packagesOnPath(real, hidden, view)) {
+      if (seen.has(pkg.path)) continue;
+      seen.add(pkg.path);
+      wanted.push({ path: pkg.path, access: 'read', why: `the package of ${pkg.given}, a program on $PATH` });
     }
   }
   for (const r of input.readable ?? []) wanted.push({ path: r, access: 'read', why: 'given with -r', explicit: '-r' });

@@ -21,13 +21,13 @@ import { isInside } from '../paths/inside';
 import { commonlyWritable } from '../paths/programs';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
 import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
-import { JailName, NO_JAIL_WARNING, chooseJail } from './jail';
+import { JailName, NO_JAIL_WARNING, chooseJail, presetJail } from './jail';
 import { LandlockRuleset, buildRuleset, netRights, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import type { FailureMessage, LaunchPlan } from './launch';
 import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
 import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
 import { MountSpec, checkMountSources, parseMounts } from './mounts';
-import { Grant, Policy, buildPolicy, canRead, holdsHome, nodeFs, protectedHomes } from './policy';
+import { Grant, Policy, buildPolicy, canRead, ensureHomeCaches, holdsHome, nodeFs, packageOf, protectedHomes } from './policy';
 import type { ResolvedPreset } from './presets';
 import type { ConfineRequest } from './request';
 import type { Ended } from './wait';
@@ -73,6 +73,9 @@ export interface ConfinePlan {
   /** Landlock's ABI and the ruleset (landlock and bwrap jails). */
   abi: number;
   landlock?: LandlockRuleset;
+  /** The bwrap jail without Landlock inside, and why: a preset's agent whose own sandbox mounts
+   *  (Codex's bubblewrap; jail.ts presetJail). */
+  withoutLandlock?: string;
   /** What hardenLinux decided: namespaces and the mount plan, seccomp, the network. */
   hardening?: Hardening;
   /** Where the launcher finds the namespaces do not work: Landlock alone, as planned (launch.ts). */
@@ -115,8 +118,10 @@ export async function confine(request: ConfineRequest): Promise<number> {
  * a helper fails after a fork was made, the fork and its base are removed.
  */
 export async function planConfine(request: ConfineRequest, mode: PlanMode, platform: NodeJS.Platform = process.platform): Promise<ConfinePlan> {
-  const { jail, mounts } = checkRequest(request, platform);
+  const { jail, mounts, said, withoutLandlock } = checkRequest(request, platform);
   const plan = newPlan(request, jail, mounts);
+  plan.warnings.push(...said);
+  if (withoutLandlock) plan.withoutLandlock = withoutLandlock;
   try {
     if (jail === 'landlock') await landlockJail(plan, mode);
     else if (jail === 'bwrap') await bwrapJail(plan, mode);
@@ -132,21 +137,28 @@ export async function planConfine(request: ConfineRequest, mode: PlanMode, platf
 /**
  * Usage errors, before anything is made: the jail against the platform, --mount specs (and that
  * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot.
+ * Also the jail a preset runs its agent in when none is named (Codex: bwrap, so that its own
+ * sandbox nests), and what confine says about that choice, once (`said`).
  */
-export function checkRequest(request: ConfineRequest, platform: NodeJS.Platform = process.platform): { jail: JailName; mounts: MountSpec[] } {
+export function checkRequest(
+  request: ConfineRequest,
+  platform: NodeJS.Platform = process.platform,
+  haveBwrap?: () => boolean,
+): { jail: JailName; mounts: MountSpec[]; said: string[]; withoutLandlock?: string } {
   const mounts = parseMounts(request.mounts);
-  const jail = chooseJail(request.jail, mounts, platform);
-  if (request.preset !== undefined && request.preset !== 'none') {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
-    (require('./presets') as typeof import('./presets')).getPreset(request.preset);
-  }
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  // An unknown --preset is a usage error here.
+  const preset = request.preset === 'none' ? undefined : request.preset !== undefined ? presets.getPreset(request.preset) : presets.presetForCommand(request.command);
+  const byPreset = presetJail(request.jail, mounts, preset, platform, haveBwrap);
+  const jail = byPreset.jail ?? chooseJail(request.jail, mounts, platform);
   for (const name of request.keepEnv) {
     const bad = checkKeepName(name);
     if (bad) throw usageError(bad);
   }
   if (request.rm && request.dir !== undefined) throw usageError('--rm removes the fork confine makes; with -d there is none, and the directory is kept');
   if (request.noNetwork && jail !== 'landlock' && jail !== 'bwrap') throw usageError(`--no-network needs the landlock or bwrap jail (given: --jail ${jail})`);
-  return { jail, mounts };
+  return { jail, mounts, said: byPreset.said ? [byPreset.said] : [], ...(jail === 'bwrap' && byPreset.withoutLandlock ? { withoutLandlock: byPreset.withoutLandlock } : {}) };
 }
 
 function newPlan(options: ConfineRequest, jail: JailName, mounts: MountSpec[]): ConfinePlan {
@@ -189,7 +201,8 @@ export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<v
   const probes = mode === 'explain' ? startProbes(probeInput(plan)) : undefined;
   probes?.catch(() => {});
   await commonPlan(plan, mode);
-  grantPresetPaths(plan);
+  if (mode === 'run') makeHomeCaches(plan);
+  grantPresetPaths(plan, mode);
   makePolicy(plan);
   if (mode === 'run') makeRunLaterDirs(plan);
   hardenLinux(plan, probes ? await probes : undefined);
@@ -210,16 +223,20 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
   checkMountSources(plan.mounts);
   plan.abi = readLandlockAbi(native.landlockAbi, plan.options.env);
   await commonPlan(plan, mode);
-  grantPresetPaths(plan);
+  if (mode === 'run') makeHomeCaches(plan);
+  grantPresetPaths(plan, mode);
   makePolicy(plan);
   // bwrap runs outside, as the user: never one found where the command may write (issue 13).
   const program = bwrap.findBwrap(process.env.PATH, undefined, writableByCommand(plan));
   if (mode === 'run') makeRunLaterDirs(plan);
   // bubblewrap makes the namespaces (nothing to probe); seccomp is asked.
   hardenLinux(plan, { namespaces: () => ({ ok: true }), seccomp: () => native.seccompAvailable() });
-  makeRuleset(plan);
-  // What the user mounted, Landlock lets the command use as asked.
-  plan.landlock?.rules.push(...bwrap.mountRules(plan.mounts, plan.abi));
+  if (plan.withoutLandlock) plan.notes.push(`no Landlock inside the bwrap jail: ${plan.withoutLandlock}`);
+  else {
+    makeRuleset(plan);
+    // What the user mounted, Landlock lets the command use as asked.
+    plan.landlock?.rules.push(...bwrap.mountRules(plan.mounts, plan.abi));
+  }
   runUnderBwrap(plan, program);
   decideWait(plan);
 }
@@ -227,7 +244,8 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
 /** --jail seatbelt (macOS's default): sandbox-exec with a profile made from the same grants. */
 export async function seatbeltJail(plan: ConfinePlan, mode: PlanMode): Promise<void> {
   await commonPlan(plan, mode);
-  grantPresetPaths(plan);
+  if (mode === 'run') makeHomeCaches(plan);
+  grantPresetPaths(plan, mode);
   makePolicy(plan);
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   (require('./seatbelt') as typeof import('./seatbelt')).seatbeltStep(plan);
@@ -367,6 +385,17 @@ export function makeEnvironment(plan: ConfinePlan): void {
   // Claude Code then trusts the directory without asking, which would write ~/.claude.json.
   env.CLAUDE_CODE_SANDBOXED = '1';
   plan.env = env;
+  workingDirectoryEnv(plan);
+}
+
+/**
+ * PWD names the directory the command runs in (the fork, not the directory confine was started
+ * in: opencode and shells trust it over getcwd), and OLDPWD, the caller's previous directory,
+ * goes. Said again once the fork is made.
+ */
+function workingDirectoryEnv(plan: ConfinePlan): void {
+  plan.env.PWD = plan.dir;
+  delete plan.env.OLDPWD;
 }
 
 /**
@@ -379,8 +408,9 @@ export function choosePreset(plan: ConfinePlan): void {
   const preset = presets.choosePreset(plan.options.preset, plan.options.command, plan.home, plan.env);
   if (!preset) return;
   plan.preset = preset;
-  plan.keepEnv.push(...preset.keepEnv);
-  plan.warnings.push(presets.presetNote(preset, plan.home));
+  // Only the keys that are set: -v would otherwise list every provider opencode knows.
+  plan.keepEnv.push(...preset.keepEnv.filter((v) => plan.env[v] !== undefined));
+  plan.warnings.push(presets.presetNote(preset, plan.home, plan.env));
 }
 
 /**
@@ -428,22 +458,50 @@ export async function makeFork(plan: ConfinePlan): Promise<void> {
   plan.fork = { source: made.source, fork: made.fork, base: made.base };
   plan.dir = fs.realpathSync.native(made.fork);
   say(plan, `forked ${made.source} to ${made.fork}`);
+  workingDirectoryEnv(plan);
   // A relative command or PATH entry now means the fork.
   findCommand(plan);
 }
 
 /**
+ * The default caches a new user has not made yet (~/.npm, ~/.cache, ~/.cargo, ~/.rustup), made
+ * empty (mode 0700) before the policy, which grants only what exists: else a first `npm install`
+ * fails. What runs later from them (~/.cargo/bin, ~/.npm/_npx: src/confine/caches.ts) is made
+ * after the policy and kept read-only all the same (makeRunLaterDirs).
+ */
+export function makeHomeCaches(plan: ConfinePlan): void {
+  for (const d of ensureHomeCaches(plan.home)) plan.notes.push(`made ${d} (empty, mode 0700), to grant it: a cache`);
+}
+
+/**
  * Once the command was found and the fork made: the preset's directories are made if missing (a
  * jail grants only what exists, and an agent run for the first time must keep its state), then
- * granted.
+ * granted. A state file in the home directory itself (Claude Code's ~/.claude.json) goes through
+ * a copy in the agent's directory: copied in before the command starts, back after it exits
+ * (src/confine/state-copy.ts), so confine waits for it.
  */
-export function grantPresetPaths(plan: ConfinePlan): void {
+export function grantPresetPaths(plan: ConfinePlan, mode: PlanMode): void {
   const preset = plan.preset;
   if (!preset) return;
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const presets = require('./presets') as typeof import('./presets');
   presets.ensurePresetDirs(preset, plan.home);
-  for (const p of preset.writable) plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  for (const p of preset.writable) {
+    // `…?` paths are granted only where they exist (opencode's installer directory).
+    if (preset.ifExists.includes(p) && !fs.existsSync(p)) continue;
+    plan.extraWritable.push({ path: p, why: `the ${preset.name} preset: its state` });
+  }
+  const c = preset.copiedFile;
+  if (c && plan.jail === 'seatbelt') {
+    // Seatbelt denies making the lock and temporary file with EPERM, and Claude Code then writes
+    // in place; and CLAUDE_CONFIG_DIR would change its keychain entry there. So the file itself.
+    if (fs.existsSync(c.file)) plan.extraWritable.push({ path: c.file, why: `the ${preset.name} preset: its state` });
+  } else if (c) {
+    plan.env[c.variable] = c.dir;
+    plan.waitReasons.push(`the ${preset.name} preset copies ${c.file} back when it exits`);
+    // --explain runs nothing, so copies nothing either.
+    if (mode === 'run') copyStateFile(plan, c, preset.command);
+  }
   // Read-only config that is not there is simply not granted (it is not the user's -r).
   for (const p of preset.readable) if (fs.existsSync(p)) plan.options.read.push(p);
 }
@@ -457,6 +515,22 @@ export function writableByCommand(plan: ConfinePlan): string[] {
   const given = plan.options.write.map((w) => path.resolve(plan.options.cwd, w));
   const grants = (plan.policy?.grants ?? []).filter((g) => g.access === 'write').map((g) => g.path);
   return [plan.dir, ...given, ...plan.extraWritable.map((e) => e.path), ...grants, ...commonlyWritable(plan.options.env, plan.home)];
+}
+
+/** The copy in, just before the command starts, and back once it ended (wait.ts runs both). */
+function copyStateFile(plan: ConfinePlan, c: NonNullable<ResolvedPreset['copiedFile']>, command: string): void {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { copyIn, copyBack } = require('./state-copy') as typeof import('./state-copy');
+  let copied: ReturnType<typeof copyIn> | undefined;
+  plan.beforeStart.push(() => {
+    copied = copyIn(c.file, path.join(c.dir, path.basename(c.file)));
+    if (copied.stale) say(plan, `a copy of ${c.file} that an earlier run did not copy back is kept in ${copied.stale}`);
+  });
+  plan.afterExit.push(() => {
+    if (!copied) return;
+    const r = copyBack(copied);
+    if (r.kind === 'conflict') say(plan, `${c.file} changed outside while ${command} ran: kept as it is; what ${command} saved is in ${r.keptAt}`);
+  });
 }
 
 /** What the command may read and write. */
@@ -490,10 +564,19 @@ export function makePolicy(plan: ConfinePlan): void {
     if (p && !canRead(p, plan.policy)) {
       throw new ArbError('ARB_COMMAND_NOT_EXECUTABLE', `${plan.options.command}: cannot run '${plan.file}' confined: ${what} in the home directory, which the command cannot read`, {
         exitCode: 126,
-        hint: `give its directory with -r ${path.dirname(p)}`,
+        hint: `give the folder it belongs to with -r ${hintFolder(p, plan.policy.homes)}`,
       });
     }
   }
+}
+
+/** What to give with -r for a program in the home directory: its package (npm's, a venv), else
+ *  its directory. */
+function hintFolder(file: string, homes: readonly string[]): string {
+  const home = homes.find((h) => isInside(file, h, 'lexical'));
+  if (home === undefined) return path.dirname(file);
+  const pkg = packageOf(file, home, nodeFs);
+  return pkg === file ? path.dirname(file) : pkg;
 }
 
 /** The interpreter a script names on its #! line (absolute), if it has one. */
@@ -772,7 +855,7 @@ export function describePlan(plan: ConfinePlan): string[] {
 
 /** What the launcher (src/confine/launch.ts) is asked to do for the Landlock jail. */
 export function launchPlanOf(plan: ConfinePlan): LaunchPlan {
-  if (!plan.landlock) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
+  if (!plan.landlock && !plan.withoutLandlock) throw new ArbError('ARB_INTERNAL', 'no Landlock ruleset in the plan');
   return {
     cwd: plan.dir,
     file: plan.file,

@@ -158,6 +158,25 @@ describe('one mount plan, rendered for the launcher and for bwrap', () => {
     expect(launcherMounts(mp).filter(jailDevice).map((op) => op.path).sort()).toEqual(['/dev/console', '/dev/pts']);
   });
 
+  it('binds readable paths under the private /tmp back, and keeps a $TMPDIR in it, both ways', () => {
+    // An npm prefix under /tmp on $PATH and its programs' package (policy.ts grants them), and
+    // pam_tmpdir's $TMPDIR: without these steps they would vanish under the private /tmp.
+    const g: Given = {
+      pathVar: '/tmp/npm/bin:/usr/bin',
+      readable: ['/tmp/npm/bin', '/tmp/npm/lib/node_modules/@openai/codex'],
+      tmpdir: '/tmp/user/1000',
+      files: { '/tmp/npm/bin': 'directory', '/tmp/npm/lib/node_modules/@openai/codex': 'directory', '/tmp/user/1000': 'directory' },
+    };
+    const mp = mountPlan(g);
+    const launcher = launcherMounts(mp).filter((op) => !jailDevice(op));
+    expect(opsFromBwrap(bwrapArgs({ ...plan(g), mounts: mp }))).toEqual(launcher);
+    const shown = launcher.map((op) => `${op.kind} ${op.path}`);
+    for (const want of ['tmpfs /tmp', 'bind-ro /tmp/npm/bin', 'bind-ro /tmp/npm/lib/node_modules/@openai/codex', 'tmpfs /tmp/user/1000']) expect(shown).toContain(want);
+    expect(shown.indexOf('tmpfs /tmp')).toBeLessThan(shown.indexOf('bind-ro /tmp/npm/bin'));
+    expect(shown.indexOf('tmpfs /tmp')).toBeLessThan(shown.indexOf('tmpfs /tmp/user/1000'));
+    expect(shown.filter((o) => o.startsWith('bind-rw /tmp'))).toEqual([]);
+  });
+
   it('gives every private tmpfs its size limit, both ways', () => {
     const mp = mountPlan({ tmpdir: '/var/tmp/me' });
     const tmpfs = launcherMounts(mp).filter((op) => op.kind === 'tmpfs');
@@ -412,7 +431,7 @@ describe('arb confine --jail bwrap, as the unprivileged user', () => {
       [`read:${home}/.cargo/credentials.toml`]: 'OK', // ~/.cargo is writable by the SPEC: the same as Landlock
       [`read:${home}/.gitconfig`]: 'OK',
       [`read:${home}/.config/git/ignore`]: 'OK',
-      [`read:${home}/.claude.json`]: 'OK',
+      [`read:${home}/.claude.json`]: 'ENOENT', // the claude preset's only
       [`exec:${home}/.local/bin/mytool`]: 'OK',
       'read:/etc/passwd': 'OK',
     });
@@ -650,7 +669,7 @@ describe('arb confine presets, as the unprivileged user', () => {
       const r = arbAsUser(['confine', '--jail', jail, '-d', dir, '--', './claude'], {
         env: { ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-tests-0000000000', OPENAI_API_KEY: 'sk-fake-openai-key-for-tests-000000' },
       });
-      expect(r.stderr).toContain('using the claude preset (~/.claude writable, keeps ANTHROPIC_API_KEY; --preset none to not)');
+      expect(r.stderr).toContain('using the claude preset (~/.claude writable, kept after it exits; ~/.claude.json through a copy in ~/.claude (CLAUDE_CONFIG_DIR), copied back when it exits; keeps ANTHROPIC_API_KEY; --preset none to not)');
       expect(r.stdout).toBe('anthropic=sk-ant-fake-key-for-tests-0000000000 openai=unset\nstate-ok\n');
       expect(r.status).toBe(0);
       expect(fs.readFileSync(path.join(claudeDir, 'session'), 'utf8')).toBe('state\n');

@@ -116,6 +116,15 @@ describe('buildMountPlan', () => {
     expect(ops(inDir).some((o) => o.startsWith('tmpfs /home'))).toBe(false);
   });
 
+  it('a $TMPDIR under the private /tmp (pam_tmpdir) exists inside it, private too', () => {
+    const v = fakeFs({ ...BASE, '/tmp/user': 'directory', '/tmp/user/1000': 'directory' });
+    const plan = ops(buildMountPlan({ grants: [w('/tmp'), w('/tmp/user/1000')], homes: [HOME], tmpdir: '/tmp/user/1000' }, v));
+    expect(plan).toContain('tmpfs /tmp');
+    expect(plan).toContain('tmpfs /tmp/user/1000');
+    expect(plan.indexOf('tmpfs /tmp')).toBeLessThan(plan.indexOf('tmpfs /tmp/user/1000'));
+    expect(plan.some((o) => o.startsWith('bind-rw /tmp'))).toBe(false);
+  });
+
   it('masks an $XDG_RUNTIME_DIR outside /run', () => {
     const v = fakeFs({ ...BASE, '/var/xdg': 'directory' });
     const plan = buildMountPlan({ grants: [], homes: [HOME], runtimeDir: '/var/xdg' }, v);

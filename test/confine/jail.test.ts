@@ -34,7 +34,7 @@ describe('checkRequest: usage errors before anything is made', () => {
   it('chooses the platform default, or the jail named, with its mounts parsed', () => {
     expect(check({}).jail).toBe('landlock');
     expect(check({}, 'darwin').jail).toBe('seatbelt');
-    expect(check({ jail: 'bwrap', mounts: ['tmpfs:/x'] })).toEqual({ jail: 'bwrap', mounts: parseMounts(['tmpfs:/x']) });
+    expect(check({ jail: 'bwrap', mounts: ['tmpfs:/x'] })).toEqual({ jail: 'bwrap', mounts: parseMounts(['tmpfs:/x']), said: [] });
   });
 
   it('refuses bad choices', () => {
@@ -67,7 +67,7 @@ describe('checkRequest: usage errors before anything is made', () => {
 
 describe("each jail's plan (explain: nothing forked or run)", () => {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { planConfine } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  const { describePlan, launchPlanOf, planConfine } = require('../../src/confine/run') as typeof import('../../src/confine/run');
   const { confineRequest } = require('../../src/confine/request') as typeof import('../../src/confine/request');
   const env = { HOME: '/root', PATH: '/usr/bin:/bin' };
 
@@ -78,6 +78,29 @@ describe("each jail's plan (explain: nothing forked or run)", () => {
     expect(plan.landlock?.rules.length).toBeGreaterThan(0);
     expect(plan.hardening?.mounts.ops.length).toBeGreaterThan(0);
     expect(plan.fork).toBeUndefined();
+  });
+
+  it("claude: the namespaces' plan waits (to copy ~/.claude.json back) rather than exec the launcher; nothing copied to explain", async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, preset: 'claude' }), 'explain');
+    expect(plan.namespaces).toBeDefined();
+    expect(plan.waitReasons).toEqual(['the claude preset copies /root/.claude.json back when it exits']);
+    expect(plan.env.CLAUDE_CONFIG_DIR).toBe('/root/.claude');
+    expect(describePlan(plan).pop()).toBe('running /usr/bin/true in /usr, waiting for it (the claude preset copies /root/.claude.json back when it exits)');
+    expect([plan.beforeStart, plan.afterExit]).toEqual([[], []]);
+    // PWD is the directory the command runs in; the caller's OLDPWD goes.
+    const moved = await planConfine(confineRequest({ command: 'true', dir: '/usr', env: { ...env, PWD: '/root/x', OLDPWD: '/root/y' } }), 'explain');
+    expect([moved.env.PWD, moved.env.OLDPWD]).toEqual(['/usr', undefined]);
+  });
+
+  it('codex: the bwrap jail without Landlock inside, said once', async () => {
+    const plan = await planConfine(confineRequest({ command: 'true', dir: '/usr', env, preset: 'codex' }), 'explain');
+    expect(plan.jail).toBe('bwrap');
+    expect(plan.landlock).toBeUndefined();
+    expect(plan.withoutLandlock).toMatch(/^Codex's own sandbox/);
+    expect(plan.warnings.filter((w) => /without Landlock inside/.test(w))).toHaveLength(1);
+    expect(launchPlanOf(plan).landlock).toBeUndefined();
+    // Any other command in the bwrap jail keeps Landlock inside.
+    expect((await planConfine(confineRequest({ command: 'true', dir: '/usr', env, jail: 'bwrap' }), 'explain')).landlock).toBeDefined();
   });
 
   it('bwrap: the same policy, mount plan and ruleset, with the --mount destinations granted, and its runner', async () => {
@@ -119,5 +142,60 @@ describe("each jail's plan (explain: nothing forked or run)", () => {
     expect(plan.landlock).toBeUndefined();
     expect(plan.warnings[0]).toMatch(/WITHOUT ANY ISOLATION/);
     expect(plan.env.CLAUDE_CODE_SANDBOXED).toBeUndefined();
+  });
+});
+
+describe('presetJail: the jail an agent runs in so that its own sandbox nests', () => {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { presetJail } = require('../../src/confine/jail') as typeof import('../../src/confine/jail');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { checkRequest } = require('../../src/confine/run') as typeof import('../../src/confine/run');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { getPreset } = require('../../src/confine/presets') as typeof import('../../src/confine/presets');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { confineRequest } = require('../../src/confine/request') as typeof import('../../src/confine/request');
+  const yes = () => true;
+  const no = () => false;
+  const codex = getPreset('codex');
+
+  it('runs codex in the bwrap jail when no --jail is given, and says why once', () => {
+    const r = presetJail(undefined, [], codex, 'linux', yes);
+    expect(r.jail).toBe('bwrap');
+    expect(r.said).toMatch(/^using the bwrap jail for codex, without Landlock inside: Codex's own sandbox \(bubblewrap\) cannot run inside Landlock, which forbids mounting .*; the jail's namespaces and read-only mounts confine it, and its sandbox nests inside \(--jail landlock to not\)$/);
+    expect(r.withoutLandlock).toMatch(/^Codex's own sandbox \(bubblewrap\) cannot run inside Landlock/);
+    // Part of the request's check: by the command's name, or --preset codex for another command.
+    const byName = checkRequest(confineRequest({ command: 'codex' }), 'linux', yes);
+    expect(byName.jail).toBe('bwrap');
+    expect(byName.said).toEqual([r.said]);
+    expect(checkRequest(confineRequest({ command: 'sh', preset: 'codex' }), 'linux', yes).jail).toBe('bwrap');
+    // --no-network works there too (loopback only).
+    expect(checkRequest(confineRequest({ command: 'codex', noNetwork: true }), 'linux', yes).jail).toBe('bwrap');
+  });
+
+  it('leaves the other agents, --preset none, macOS and a named jail alone', () => {
+    expect(presetJail(undefined, [], getPreset('claude'), 'linux', yes)).toEqual({});
+    expect(presetJail(undefined, [], getPreset('opencode'), 'linux', yes)).toEqual({});
+    expect(presetJail(undefined, [], codex, 'darwin', yes)).toEqual({});
+    // --jail bwrap named: the same jail, without Landlock inside, said once.
+    const named = presetJail('bwrap', [], codex, 'linux', yes);
+    expect(named.jail).toBeUndefined();
+    expect(named.said).toMatch(/^the bwrap jail for codex, without Landlock inside: /);
+    expect(checkRequest(confineRequest({ command: 'codex', jail: 'bwrap' }), 'linux', yes)).toMatchObject({ jail: 'bwrap', said: [named.said], withoutLandlock: named.withoutLandlock });
+    expect(checkRequest(confineRequest({ command: 'sh', jail: 'bwrap' }), 'linux', yes).withoutLandlock).toBeUndefined();
+    expect(checkRequest(confineRequest({ command: 'codex', preset: 'none' }), 'linux', yes)).toMatchObject({ jail: 'landlock', said: [] });
+    expect(checkRequest(confineRequest({ command: 'claude' }), 'linux', yes)).toMatchObject({ jail: 'landlock', said: [] });
+    expect(checkRequest(confineRequest({ command: 'codex' }), 'darwin', yes)).toMatchObject({ jail: 'seatbelt', said: [] });
+  });
+
+  it('says once, with how to run, where Codex’s sandbox cannot start', () => {
+    const named = presetJail('landlock', [], codex, 'linux', yes);
+    expect(named.jail).toBeUndefined();
+    expect(named.said).toMatch(/in the landlock jail its commands will fail \(use --jail bwrap, or run codex with --sandbox danger-full-access to leave only confine's jail\)/);
+    const missing = presetJail(undefined, [], codex, 'linux', no);
+    expect(missing.jail).toBeUndefined();
+    expect(missing.said).toMatch(/bwrap is not installed .*install bubblewrap, or run codex with --sandbox danger-full-access/);
+    const r = checkRequest(confineRequest({ command: 'codex' }), 'linux', no);
+    expect(r.jail).toBe('landlock');
+    expect(r.said).toEqual([missing.said]);
   });
 });

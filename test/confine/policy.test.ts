@@ -2,11 +2,14 @@
 // which default paths are kept or skipped, how links are resolved and refused.
 import * as path from 'node:path';
 
-import { FsView, Grant, ancestors, buildPolicy, canRead, holdsHome, protectedHomes } from '../../src/confine/policy';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+
+import { FsView, Grant, HOME_READABLE, HOME_WRITABLE, ancestors, buildPolicy, canRead, ensureHomeCaches, holdsHome, packageOf, protectedHomes } from '../../src/confine/policy';
 import { isInside } from '../../src/paths/inside';
 
 /** A fake tree: directories list their names; links resolve to their target (absolute). */
-function fakeFs(dirs: Record<string, string[]>, links: Record<string, string> = {}, files: string[] = []): FsView {
+function fakeFs(dirs: Record<string, string[]>, links: Record<string, string> = {}, files: string[] = [], executables: string[] = []): FsView {
   const realpath = (p: string): string | undefined => {
     // Resolve component by component, as the kernel would.
     const parts = p.split('/').filter(Boolean);
@@ -29,6 +32,10 @@ function fakeFs(dirs: Record<string, string[]>, links: Record<string, string> = 
     isDirectory: (p) => {
       const r = realpath(p);
       return r !== undefined && dirs[r] !== undefined && !files.includes(r);
+    },
+    isExecutableFile: (p) => {
+      const r = realpath(p);
+      return r !== undefined && executables.includes(r);
     },
   };
 }
@@ -224,6 +231,124 @@ describe('policy: readable and writable paths', () => {
   it('steps can add writable paths (the broker’s socket directory)', () => {
     const p = buildPolicy({ ...base, extraWritable: [{ path: '/tmp', why: 'the broker', sockets: true }] }, view);
     expect(p.grants).toContainEqual(expect.objectContaining({ path: '/tmp', why: 'the broker', sockets: true }));
+  });
+});
+
+describe('policy: programs on $PATH and the packages they belong to', () => {
+  // The ways people install the agents: an npm prefix in the home (its bin links into
+  // lib/node_modules/PKG), Claude Code's installer (~/.local/bin/claude -> one file per version),
+  // nvm, a pipx venv, an npm prefix under the private /tmp; and a link to a secret on $PATH.
+  const dirs: Record<string, string[]> = {
+    '/': ['home', 'tmp', 'usr'],
+    '/usr': ['bin'],
+    '/usr/bin': ['node'],
+    '/home': ['me'],
+    '/home/me': ['.npm-global', '.local', '.ssh', 'notes.txt'],
+    '/home/me/.ssh': ['id_ed25519'],
+    '/home/me/.npm-global': ['bin', 'lib'],
+    '/home/me/.npm-global/bin': ['codex', 'notes'],
+    '/home/me/.npm-global/lib': ['node_modules'],
+    '/home/me/.npm-global/lib/node_modules': ['@openai', 'other'],
+    '/home/me/.npm-global/lib/node_modules/@openai': ['codex'],
+    '/home/me/.npm-global/lib/node_modules/@openai/codex': ['package.json', 'bin', 'node_modules'],
+    '/home/me/.npm-global/lib/node_modules/@openai/codex/bin': ['codex.js'],
+    '/home/me/.npm-global/lib/node_modules/@openai/codex/node_modules': [],
+    '/home/me/.npm-global/lib/node_modules/other': ['package.json'],
+    '/home/me/.local': ['bin', 'share'],
+    '/home/me/.local/bin': ['claude', 'black', 'key'],
+    '/home/me/.local/share': ['claude', 'pipx'],
+    '/home/me/.local/share/claude': ['versions'],
+    '/home/me/.local/share/claude/versions': ['2.1.0', '2.0.0'],
+    '/home/me/.local/share/pipx': ['venvs'],
+    '/home/me/.local/share/pipx/venvs': ['black'],
+    '/home/me/.local/share/pipx/venvs/black': ['pyvenv.cfg', 'bin'],
+    '/home/me/.local/share/pipx/venvs/black/bin': ['black', 'python'],
+    '/tmp': ['prefix'],
+    '/tmp/prefix': ['bin', 'lib'],
+    '/tmp/prefix/bin': ['opencode'],
+    '/tmp/prefix/lib': ['node_modules'],
+    '/tmp/prefix/lib/node_modules': ['opencode-ai'],
+    '/tmp/prefix/lib/node_modules/opencode-ai': ['package.json', 'bin'],
+    '/tmp/prefix/lib/node_modules/opencode-ai/bin': ['opencode.exe'],
+  };
+  const files = [
+    '/usr/bin/node',
+    '/home/me/notes.txt',
+    '/home/me/.ssh/id_ed25519',
+    '/home/me/.npm-global/lib/node_modules/@openai/codex/package.json',
+    '/home/me/.npm-global/lib/node_modules/@openai/codex/bin/codex.js',
+    '/home/me/.npm-global/lib/node_modules/other/package.json',
+    '/home/me/.local/share/claude/versions/2.1.0',
+    '/home/me/.local/share/claude/versions/2.0.0',
+    '/home/me/.local/share/pipx/venvs/black/pyvenv.cfg',
+    '/home/me/.local/share/pipx/venvs/black/bin/black',
+    '/home/me/.local/share/pipx/venvs/black/bin/python',
+    '/tmp/prefix/lib/node_modules/opencode-ai/package.json',
+    '/tmp/prefix/lib/node_modules/opencode-ai/bin/opencode.exe',
+  ];
+  for (const f of files) dirs[f] = [];
+  const links = {
+    '/home/me/.npm-global/bin/codex': '/home/me/.npm-global/lib/node_modules/@openai/codex/bin/codex.js',
+    '/home/me/.npm-global/bin/notes': '/home/me/notes.txt',
+    '/home/me/.local/bin/claude': '/home/me/.local/share/claude/versions/2.1.0',
+    '/home/me/.local/bin/black': '/home/me/.local/share/pipx/venvs/black/bin/black',
+    '/home/me/.local/bin/key': '/home/me/.ssh/id_ed25519',
+    '/tmp/prefix/bin/opencode': '/tmp/prefix/lib/node_modules/opencode-ai/bin/opencode.exe',
+  };
+  const executables = files.filter((f) => /codex\.js|versions\/|bin\/(black|python)|opencode\.exe|\/node$/.test(f));
+  const v = fakeFs(dirs, links, files, executables);
+  const p = buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/var/proj', pathVar: '/home/me/.npm-global/bin:/tmp/prefix/bin:/usr/bin' }, v);
+  const packages = p.grants.filter((g) => g.why.startsWith('the package of')).map((g) => g.path);
+
+  it('grants the package each linked program belongs to, and nothing else of the home', () => {
+    expect(packages.sort()).toEqual(
+      [
+        '/home/me/.npm-global/lib/node_modules/@openai/codex',
+        '/home/me/.local/share/claude/versions/2.1.0',
+        '/home/me/.local/share/pipx/venvs/black',
+        '/tmp/prefix/lib/node_modules/opencode-ai',
+      ].sort(),
+    );
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/home/me/.local/share/claude/versions/2.1.0', access: 'read', isDirectory: false }));
+    expect(canRead('/home/me/.npm-global/lib/node_modules/@openai/codex/node_modules/x/codex', p)).toBe(true);
+    // Another package of the same prefix, the other version, the notes: not granted.
+    expect(canRead('/home/me/.npm-global/lib/node_modules/other/package.json', p)).toBe(false);
+    expect(canRead('/home/me/.local/share/claude/versions/2.0.0', p)).toBe(false);
+  });
+
+  it('a link on $PATH to a file that cannot be run (a secret) grants nothing', () => {
+    expect(canRead('/home/me/.ssh/id_ed25519', p)).toBe(false);
+    expect(canRead('/home/me/notes.txt', p)).toBe(false);
+  });
+
+  it('a $PATH entry under the private /tmp is granted with its packages, so it still exists inside', () => {
+    expect(p.grants).toContainEqual(expect.objectContaining({ path: '/tmp/prefix/bin', access: 'read', why: 'on $PATH' }));
+  });
+
+  it('packageOf: the nearest directory with package.json or pyvenv.cfg below the root, else the file', () => {
+    expect(packageOf('/home/me/.npm-global/lib/node_modules/@openai/codex/bin/codex.js', '/home/me', v)).toBe('/home/me/.npm-global/lib/node_modules/@openai/codex');
+    expect(packageOf('/home/me/.local/share/claude/versions/2.1.0', '/home/me', v)).toBe('/home/me/.local/share/claude/versions/2.1.0');
+  });
+
+  it('~/.claude.json is not among the defaults (only the claude preset grants it)', () => {
+    expect(HOME_READABLE.map((r) => r.rel)).not.toContain('.claude.json');
+    expect(grantsOf(buildPolicy({ homes: ['/home/me'], home: '/home/me', dir: '/tmp' }, view).grants)).not.toContain('/home/me/.claude.json');
+  });
+});
+
+describe('policy: ensureHomeCaches', () => {
+  it('makes the default caches that are missing, mode 0700, and leaves existing ones alone', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-caches-'));
+    try {
+      fs.mkdirSync(path.join(home, '.cache'), { mode: 0o755 });
+      const made = ensureHomeCaches(home);
+      expect(made.sort()).toEqual(HOME_WRITABLE.map((w) => path.join(home, w.rel)).filter((p) => !p.endsWith('.cache')).sort());
+      for (const m of made) expect(fs.statSync(m).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(path.join(home, '.cache')).mode & 0o777).toBe(0o755);
+      expect(ensureHomeCaches(path.join(home, 'missing'))).toEqual([]);
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -12,38 +12,45 @@ describe('presets', () => {
     expect(presetNames()).toEqual(['claude', 'codex', 'opencode']);
   });
 
-  it('claude: command claude, ~/.claude writable, keeps ANTHROPIC_API_KEY', () => {
+  it('claude: command claude, ~/.claude writable, ~/.claude.json through a copy there, keeps its keys', () => {
     expect(choosePreset('claude', undefined, HOME, {})).toEqual({
       name: 'claude',
       command: 'claude',
       readable: [],
       writable: ['/home/u/.claude'],
-      keepEnv: ['ANTHROPIC_API_KEY'],
+      ifExists: [],
+      copiedFile: { file: '/home/u/.claude.json', dir: '/home/u/.claude', variable: 'CLAUDE_CONFIG_DIR' },
+      keepEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
       chosen: 'explicit',
     });
-    expect(choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/claude' })?.writable).toEqual(['/data/claude']);
+    // CLAUDE_CONFIG_DIR set: Claude Code keeps .claude.json in it, writable already; no copy.
+    const moved = choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/claude' });
+    expect(moved?.writable).toEqual(['/data/claude']);
+    expect(moved?.copiedFile).toBeUndefined();
   });
 
   it('codex: ~/.codex writable (or $CODEX_HOME), keeps OPENAI_API_KEY', () => {
     const p = choosePreset('codex', undefined, HOME, {});
-    expect(p).toMatchObject({ command: 'codex', writable: ['/home/u/.codex'], keepEnv: ['OPENAI_API_KEY'] });
+    expect(p).toMatchObject({ command: 'codex', writable: ['/home/u/.codex'], keepEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'] });
     expect(choosePreset('codex', undefined, HOME, { CODEX_HOME: '/c' })?.writable).toEqual(['/c']);
   });
 
-  it('opencode: config read-only, cache, data and state writable, under the XDG directories', () => {
-    expect(choosePreset('opencode', undefined, HOME, {})).toMatchObject({
+  it("opencode: config, data, state and cache writable, under the XDG directories; its providers' keys kept", () => {
+    const p = choosePreset('opencode', undefined, HOME, {});
+    expect(p).toMatchObject({
       command: 'opencode',
-      readable: ['/home/u/.config/opencode'],
-      writable: ['/home/u/.cache/opencode', '/home/u/.local/share/opencode', '/home/u/.local/state/opencode'],
-      keepEnv: [],
+      readable: [],
+      writable: ['/home/u/.config/opencode', '/home/u/.local/share/opencode', '/home/u/.local/state/opencode', '/home/u/.cache/opencode', '/home/u/.opencode'],
+      // Its installer's directory, which it writes at start, only where it is installed so.
+      ifExists: ['/home/u/.opencode'],
     });
+    expect(p?.keepEnv).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY']));
     const xdg = { XDG_CONFIG_HOME: '/x/config', XDG_CACHE_HOME: '/x/cache', XDG_DATA_HOME: '/x/data', XDG_STATE_HOME: '/x/state' };
     expect(choosePreset('opencode', undefined, HOME, xdg)).toMatchObject({
-      readable: ['/x/config/opencode'],
-      writable: ['/x/cache/opencode', '/x/data/opencode', '/x/state/opencode'],
+      writable: ['/x/config/opencode', '/x/data/opencode', '/x/state/opencode', '/x/cache/opencode', '/home/u/.opencode'],
     });
     // A relative XDG value is ignored, as the XDG Base Directory spec says.
-    expect(choosePreset('opencode', undefined, HOME, { XDG_CACHE_HOME: 'cache' })?.writable[0]).toBe('/home/u/.cache/opencode');
+    expect(choosePreset('opencode', undefined, HOME, { XDG_CACHE_HOME: 'cache' })?.writable[3]).toBe('/home/u/.cache/opencode');
   });
 
   it("is applied by CMD's name when none is given, and not otherwise", () => {
@@ -70,13 +77,14 @@ describe('presets', () => {
     expect((err as Error).message).toBe("--preset: unknown preset 'gemini': the known presets are claude, codex, opencode (or none, for no preset)");
   });
 
-  it('says what it applies, and how to turn an automatic choice off', () => {
-    expect(presetNote(choosePreset(undefined, 'claude', HOME, {})!, HOME)).toBe(
-      'using the claude preset (~/.claude writable, keeps ANTHROPIC_API_KEY; --preset none to not)',
+  it('says what it applies, what is kept, which keys (those set), and how to turn an automatic choice off', () => {
+    expect(presetNote(choosePreset(undefined, 'claude', HOME, {})!, HOME, { ANTHROPIC_API_KEY: 'sk-x' })).toBe(
+      'using the claude preset (~/.claude writable, kept after it exits; ~/.claude.json through a copy in ~/.claude (CLAUDE_CONFIG_DIR), copied back when it exits; keeps ANTHROPIC_API_KEY; --preset none to not)',
     );
-    expect(presetNote(choosePreset('opencode', undefined, HOME, {})!, HOME)).toBe(
-      'using the opencode preset (~/.cache/opencode writable, ~/.local/share/opencode writable, ~/.local/state/opencode writable, ~/.config/opencode readable)',
+    expect(presetNote(choosePreset('opencode', undefined, HOME, {})!, HOME, { OPENROUTER_API_KEY: 'k', OPENAI_API_KEY: '' })).toBe(
+      'using the opencode preset (~/.config/opencode, ~/.local/share/opencode, ~/.local/state/opencode, ~/.cache/opencode writable, kept after it exits; keeps OPENROUTER_API_KEY)',
     );
+    expect(presetNote(choosePreset('claude', undefined, HOME, { CLAUDE_CONFIG_DIR: '/data/c' })!, HOME)).toBe('using the claude preset (/data/c writable, kept after it exits)');
   });
 
   it('expandPresetPath takes the first alternative that applies', () => {
@@ -84,17 +92,17 @@ describe('presets', () => {
     expect(expandPresetPath('$A/x|~', HOME, {})).toBe(HOME);
   });
 
-  it('ensurePresetDirs makes missing writable directories in the home, private', () => {
+  it('ensurePresetDirs makes missing writable directories in the home, private, not those granted only where they are', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'arb-preset-'));
     try {
       const p = choosePreset('opencode', undefined, home, { XDG_DATA_HOME: '/nonexistent-outside-home' })!;
       ensurePresetDirs(p, home);
       expect(fs.statSync(path.join(home, '.cache/opencode')).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(path.join(home, '.config/opencode')).mode & 0o777).toBe(0o700);
       expect(fs.existsSync(path.join(home, '.local/state/opencode'))).toBe(true);
-      // Outside the home nothing is made.
+      // Outside the home nothing is made; nor is ~/.opencode, granted only where it is.
       expect(fs.existsSync('/nonexistent-outside-home')).toBe(false);
-      // The read-only config is not made either.
-      expect(fs.existsSync(path.join(home, '.config/opencode'))).toBe(false);
+      expect(fs.existsSync(path.join(home, '.opencode'))).toBe(false);
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }

@@ -71,7 +71,7 @@ describe.each(MODES)('arb confine: reading (%s)', (_label, m) => {
     for (const s of SECRETS) expect(results[`read ${home}/${s}`]).toBe('OK');
   });
 
-  test('secrets in the home directory are unreadable (EACCES); git config, ~/.claude.json and the project are readable', () => {
+  test('secrets in the home directory are unreadable (EACCES), ~/.claude.json too (no claude preset); git config and the project are readable', () => {
     const run = probeIn(['-d', project], [
       ...SECRETS.map((s) => `read:${home}/${s}`),
       `read:${home}/.gitconfig`,
@@ -84,7 +84,7 @@ describe.each(MODES)('arb confine: reading (%s)', (_label, m) => {
       ...Object.fromEntries(SECRETS.map((s) => [`read:${home}/${s}`, 'EACCES'])),
       [`read:${home}/.gitconfig`]: 'OK',
       [`read:${home}/.config/git/ignore`]: 'OK',
-      [`read:${home}/.claude.json`]: 'OK',
+      [`read:${home}/.claude.json`]: 'EACCES',
       [`read:${project}/README`]: 'OK',
       'read:/etc/passwd': 'OK',
     });
