@@ -102,11 +102,16 @@ export interface NamespacePlanSpec {
   gid: number;
   readOnlyRoot?: boolean;
   mounts: MountOpSpec[];
+  /** --allow-host: a listener on 127.0.0.1:port made inside the network namespace, sent over the
+   *  unix socket `socket` (native/linux/proxy_listener.cc). Needs net. */
+  proxy?: { port: number; socket: number };
 }
 
 export interface SeccompPlanSpec {
   denyTerminalInjection: boolean;
   denyNetwork: boolean;
+  /** With denyNetwork: TCP sockets are let through (for Landlock's port rule, --allow-host). */
+  allowTcp?: boolean;
 }
 
 /** A failure of landlockExec/landlockSpawn: the errno of the step that failed. */
@@ -143,6 +148,7 @@ interface Addon {
   unixConnect?(path: string): number;
   sendFds?(fd: number, byte: number, fds: number[]): void;
   recvFds?(fd: number, maxFds: number): ReceivedFds | null;
+  socketPair?(): [number, number];
   // arb diff's walk (linux/list_dir.cc)
   listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
 }
@@ -298,6 +304,16 @@ export function sendFds(fd: number, byte: number, fds: number[]): void {
 export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
   try {
     return required('recvFds')(fd, maxFds);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+/** A connected pair of close-on-exec unix stream sockets (--allow-host's listener comes back
+ *  over one). */
+export function socketPair(): [number, number] {
+  try {
+    return required('socketPair')();
   } catch (err) {
     throw toSystemError(err);
   }

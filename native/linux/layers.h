@@ -49,6 +49,10 @@ struct NamespacePlan {
   uid_t uid = 0;         // the user's ids, mapped to themselves inside
   gid_t gid = 0;
   MountPlan mounts;
+  // --allow-host (with net): a listener on 127.0.0.1:proxyPort made in the new network
+  // namespace and sent over proxySocket to confine, whose proxy is the only way out. 0: none.
+  uint16_t proxyPort = 0;
+  int proxySocket = -1;
 };
 
 // Fills `plan` (enabled = true) from the object TypeScript built (NamespacePlanSpec in
@@ -70,10 +74,16 @@ void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan);
 // processes above it exit with that process's status.
 bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure);
 
+// Makes a TCP listener on 127.0.0.1:port in the calling process's network namespace and sends
+// its descriptor over the unix socket `sock` (SCM_RIGHTS), then closes it (proxy_listener.cc).
+bool SendLoopbackListener(uint16_t port, int sock, ErrnoFailure* failure);
+
 struct SeccompPlan {
   bool denyTerminalInjection = false;  // ioctl TIOCSTI and TIOCLINUX fail with EPERM
   bool denyNetwork = false;            // socket()/socketpair() for anything but AF_UNIX fail with
                                        // EACCES; io_uring_setup fails with ENOSYS
+  bool allowTcp = false;               // with denyNetwork: TCP sockets are let through (for
+                                       // Landlock's port rules: --allow-host without a netns)
 };
 
 // Fills `plan` from {denyTerminalInjection, denyNetwork}; throws a Napi::TypeError otherwise.

@@ -476,6 +476,16 @@ void ParseNamespacePlan(Napi::Object spec, NamespacePlan* plan) {
   plan->mounts.readOnlyRoot = ro.IsUndefined() ? true : ro.ToBoolean().Value();
   plan->mounts.ops.clear();
   Napi::Value mounts = spec.Get("mounts");
+  // --allow-host: {port, socket} (src/confine/net/step.ts).
+  Napi::Value proxy = spec.Get("proxy");
+  if (proxy.IsObject()) {
+    Napi::Object po = proxy.As<Napi::Object>();
+    uint32_t port = IdField(po, "port");
+    uint32_t sock = IdField(po, "socket");
+    if (port == 0 || port > 65535 || !plan->net) throw Napi::TypeError::New(env, "namespaces.proxy needs a port and a network namespace");
+    plan->proxyPort = static_cast<uint16_t>(port);
+    plan->proxySocket = static_cast<int>(sock);
+  }
   if (mounts.IsUndefined()) return;
   if (!mounts.IsArray()) throw Napi::TypeError::New(env, "namespaces.mounts must be an array");
   Napi::Array a = mounts.As<Napi::Array>();
@@ -515,6 +525,7 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
 
   if (!ApplyMounts(plan.mounts, failure)) return false;
   if (plan.net && !LoopbackUp(failure)) return false;
+  if (plan.proxyPort != 0 && !SendLoopbackListener(plan.proxyPort, plan.proxySocket, failure)) return false;
   if (!plan.pid) return true;
 
   void* page = mmap(nullptr, sizeof(SharedStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -39,6 +39,13 @@ export function builder(y: Argv): Argv {
     .option('verbose', { alias: 'v', type: 'boolean', describe: 'say which Landlock ABI is enforced and what is granted' })
     // Hardening (src/confine/hardening.ts, environment.ts, explain.ts).
     .option('no-network', { type: 'boolean', describe: 'no network: only loopback (a network namespace), else Landlock and seccomp deny TCP and other sockets' })
+    // --allow-host and --net-log (src/confine/net/).
+    .option('allow-host', {
+      type: 'string',
+      requiresArg: true,
+      describe: "let the command reach HOST only through confine's proxy (repeatable): HOST, *.DOMAIN (names under it), HOST:PORT (else 443 and 80), [IPv6]:PORT, or @registries; other hosts are refused or asked about",
+    })
+    .option('net-log', { type: 'string', requiresArg: true, describe: 'with --allow-host: write every connection, reached or refused, to FILE as JSON lines' })
     .option('keep-env', {
       alias: 'e',
       type: 'string',

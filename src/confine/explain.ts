@@ -10,6 +10,7 @@ import { ArbError, formatError } from '../errors';
 import { filterEnvironment } from './environment';
 import { Hardening, hardeningOf } from './hardening';
 import { rightNames, scopeNames } from './landlock';
+import { explainHosts, netChoiceOf } from './net/options';
 import type { Grant } from './policy';
 import type { ConfineOptions, ConfinePlan } from './run';
 
@@ -84,7 +85,9 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
 
   out.push('');
   out.push('It can reach:');
-  out.push(`  network: ${h?.network ?? 'open'}`);
+  const hosts = explainHosts(netChoiceOf(plan), presetFor(options, plan));
+  out.push(`  network: ${hosts.length && h?.network?.startsWith('loopback') ? "only confine's proxy (a network namespace with only loopback, and the proxy's listener in it)" : (h?.network ?? 'open')}`);
+  out.push(...hosts);
   out.push(
     `  processes: ${ns ? 'only its own (a PID namespace with its own /proc)' : `all of yours are visible in /proc, command lines included${ll && ll.scoped ? '; signals reach only its own (Landlock scope)' : '; and it can signal them'}`}`,
   );
@@ -100,6 +103,14 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   if (h) for (const w of h.warnings) out.push(`Warning: ${w}`);
   for (const w of plan.warnings) if (!h?.warnings.includes(w)) out.push(`Warning: ${w}`);
   return out;
+}
+
+function presetFor(options: ConfineOptions, plan: ConfinePlan): string | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const presets = require('./presets') as typeof import('./presets');
+  const p = options.flags.preset;
+  const explicit = p === undefined ? undefined : String(Array.isArray(p) ? p[0] : p);
+  return presets.choosePreset(explicit, options.command || undefined, plan.home, plan.env)?.name;
 }
 
 function listKeep(options: ConfineOptions, plan: ConfinePlan): string[] {
@@ -119,7 +130,7 @@ export async function explain(options: ConfineOptions): Promise<number> {
   const { jailSteps } = require('./jail') as typeof import('./jail');
   // Confine's own steps for the jail asked for, but those that fork, start the broker's server
   // or choose how to run: what they would grant is said, nothing is made or started.
-  const skip = new Set(['fork', 'broker', 'wait', 'library-wait', ...(options.command === '' ? ['command'] : [])]);
+  const skip = new Set(['fork', 'broker', 'network', 'wait', 'library-wait', ...(options.command === '' ? ['command'] : [])]);
   const steps = jailSteps(options, run.STEPS).filter((s) => !skip.has(s.name));
   let plan: ConfinePlan;
   try {

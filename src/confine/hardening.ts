@@ -25,6 +25,7 @@ import * as path from 'node:path';
 import { ArbError, usageError } from '../errors';
 import type { MountOpSpec, NamespacePlanSpec, NamespaceProbeResult, SeccompPlanSpec } from '../native';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
+import { filtersNetwork } from './net/options';
 import type { ConfinePlan, ConfineStep } from './run';
 
 /** Landlock's network rights (ABI 4), as in landlock.ts: TCP bind and connect. */
@@ -386,8 +387,10 @@ export interface HardeningInput {
   homes: readonly string[];
   /** The command's environment as confine sees it (XDG_RUNTIME_DIR, ARB_CONFINE_NO_NAMESPACES). */
   env: NodeJS.ProcessEnv;
-  /** --no-network. */
+  /** --no-network, or --allow-host (whose proxy is then the only way out). */
   noNetwork: boolean;
+  /** Which option asked for it, for messages (default --no-network). */
+  networkOption?: string;
   /** Landlock alone, asked for by an option (the variable does the same). */
   landlockOnly?: boolean;
   /** The Landlock ABI the kernel offers. */
@@ -494,8 +497,8 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
       if (tcp) landlockNet = NET_BIND_TCP | NET_CONNECT_TCP;
       denyNetwork = seccompWorks;
       if (!tcp && !seccompWorks) {
-        throw new ArbError('ARB_UNSUPPORTED', `--no-network cannot be enforced here: ${why}, Landlock ABI ${input.abi} has no TCP rules (ABI 4, Linux 6.7) and seccomp filters do not work`, {
-          hint: 'run without --no-network, or on a kernel with user namespaces or Landlock ABI 4',
+        throw new ArbError('ARB_UNSUPPORTED', `${input.networkOption ?? '--no-network'} cannot be enforced here: ${why}, Landlock ABI ${input.abi} has no TCP rules (ABI 4, Linux 6.7) and seccomp filters do not work`, {
+          hint: `run without ${input.networkOption ?? '--no-network'}, or on a kernel with user namespaces or Landlock ABI 4`,
         });
       }
       const closed = [tcp ? 'TCP (Landlock)' : undefined, seccompWorks ? 'every socket but unix sockets (seccomp)' : undefined].filter(Boolean).join(' and ');
@@ -505,7 +508,7 @@ export function planHardening(input: HardeningInput, probes?: Probes): Hardening
         input.abi >= 9 ? undefined : 'unix sockets outside (D-Bus, Docker, ssh-agent), which can reach the network for it',
       ].filter(Boolean);
       network = `closed: ${closed}${open.length ? `; still open: ${open.join(', ')}` : ''}`;
-      warnings.push(`--no-network without a network namespace (${why}): ${network}`);
+      if (!input.networkOption) warnings.push(`--no-network without a network namespace (${why}): ${network}`);
     }
   }
 
@@ -585,7 +588,8 @@ export function hardeningInput(plan: ConfinePlan): HardeningInput {
     grants: plan.policy.grants,
     homes: plan.homes,
     env: plan.options.env,
-    noNetwork: Boolean(plan.options.flags['no-network']),
+    noNetwork: Boolean(plan.options.flags['no-network']) || filtersNetwork(plan.options.flags),
+    networkOption: filtersNetwork(plan.options.flags) ? '--allow-host' : undefined,
     landlockOnly: Boolean(plan.options.flags['landlock-only']),
     abi: plan.abi,
     uid: process.getuid?.() ?? 0,

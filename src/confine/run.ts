@@ -18,6 +18,7 @@ import { LandlockRuleset, buildRuleset, readLandlockAbi, rightNames, scopeNames 
 import { removeTree } from '../fork/remove';
 import { Grant, Policy, buildPolicy, canRead, holdsHome, isInside, nodeFs, protectedHomes } from './policy';
 import { environmentScrubStep, hardeningStep } from './hardening';
+import { netOptionsStep } from './net/options';
 
 /** What the command line asked for. */
 export interface ConfineOptions {
@@ -87,6 +88,8 @@ export interface ConfinePlan {
   warnings: string[];
   /** Wait mode: run before the child starts, and after it ends (before --rm removes the fork). */
   beforeStart: (() => Promise<void> | void)[];
+  /** Wait mode, Landlock jail: run once the command has started (exec'd), with its pid. */
+  afterStart: ((pid: number) => Promise<void> | void)[];
   afterExit: ((result: WaitResult) => Promise<void> | void)[];
   /** A jail other than Landlock runs the plan itself (--jail bwrap, none) and returns the status. */
   runner?: (plan: ConfinePlan) => Promise<number>;
@@ -269,6 +272,8 @@ export const waitStep: ConfineStep = (plan) => {
  * hardening, a jail or the broker goes where its comment says.
  */
 export const STEPS: { name: string; run: ConfineStep }[] = [
+  // --allow-host and --net-log checked first: a usage error before anything is made.
+  { name: 'net-options', run: netOptionsStep },
   { name: 'landlock-abi', run: landlockAbiStep },
   { name: 'homes', run: homesStep },
   { name: 'directory', run: directoryStep },
@@ -286,6 +291,9 @@ export const STEPS: { name: string; run: ConfineStep }[] = [
   // Namespaces, seccomp and --no-network: before the ruleset, which reads plan.denyNetwork.
   { name: 'hardening', run: hardeningStep },
   { name: 'ruleset', run: rulesetStep },
+  // --allow-host: the proxy, its port in the ruleset or the namespace plan, HTTPS_PROXY.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  { name: 'network', run: (plan) => (require('./net/step') as typeof import('./net/step')).networkStep(plan) },
   // Namespaces and seccomp (plan.namespaces, plan.seccomp) go here.
   { name: 'wait', run: waitStep },
 ];
@@ -309,6 +317,7 @@ export function emptyPlan(options: ConfineOptions): ConfinePlan {
     notes: [],
     warnings: [],
     beforeStart: [],
+    afterStart: [],
     afterExit: [],
   };
 }
@@ -512,6 +521,14 @@ export async function runPlan(plan: ConfinePlan): Promise<number> {
     try {
       for (const f of plan.beforeStart) await f();
       pid = native.landlockSpawn(spec);
+      try {
+        for (const f of plan.afterStart) await f(pid);
+      } catch (err) {
+        // What the command needs (the proxy) is not there: it does not run on without it.
+        process.kill(pid, 'SIGKILL');
+        await native.waitPid(pid);
+        throw err;
+      }
     } catch (err) {
       // The command never ran: leave nothing behind.
       if (plan.fork) removeFork(plan.fork);
