@@ -135,6 +135,12 @@ describe('arb confine --allow-host (network namespace)', () => {
     expect(r.stdout).toMatch(/^1\.2\.3$/m);
   });
 
+  test('a redirect to a host not on the list is judged anew, and refused', () => {
+    const to = `https://${OTHER}/secret`;
+    const r = confined(['--headless', '--allow-host', `${PKG}:${ports.https}`], `curl -sS -L --cacert ${cert} ${q(`https://${PKG}:${ports.https}/redirect?to=${to}`)} 2>&1`);
+    expect(r.stdout).toMatch(/CONNECT tunnel failed, response 403/);
+  });
+
   test("Node 20's fetch ignores HTTPS_PROXY, so it reaches nothing (documented: use a proxy agent)", () => {
     const r = confined(['--headless', '--allow-host', `${PKG}:${ports.https}`], `node -e ${q(`fetch('https://${PKG}:${ports.https}/hello').then((r) => console.log('status', r.status), (e) => console.log('failed', e.cause && e.cause.code))`)}`);
     expect(r.stdout.trim()).toBe('failed ECONNREFUSED');
@@ -237,7 +243,7 @@ describe('Landlock alone (no network namespace)', () => {
   test('curl reaches the allowed host through the proxy; raw TCP and UDP sockets are refused with EACCES', () => {
     const r = confined(
       ['--headless', '--allow-host', `${PKG}:${ports.https}`],
-      `curl -sS --cacert ${cert} https://${PKG}:${ports.https}/hello; curl -sS --cacert ${cert} https://${OTHER}/ 2>&1; python3 ${probe} ${q(`tcp 127.0.0.1 ${ports.https}`)} ${q(`udp 127.0.0.1 ${ports.udp}`)}`,
+      `curl -sS --cacert ${cert} https://${PKG}:${ports.https}/hello; curl -sS --cacert ${cert} https://${OTHER}/ 2>&1; python3 ${probe} ${q(`tcp 127.0.0.1 ${ports.https}`)} ${q(`udp 127.0.0.1 ${ports.udp}`)} mptcp`,
       { ARB_CONFINE_NO_NAMESPACES: '1' },
     );
     expect(r.stdout).toContain(`hello from ${PKG}:${ports.https}`);
@@ -245,6 +251,8 @@ describe('Landlock alone (no network namespace)', () => {
     const p = probeLines(r);
     expect(p[`tcp 127.0.0.1 ${ports.https}`]).toBe('EACCES');
     expect(p[`udp 127.0.0.1 ${ports.udp}`]).toBe('EACCES');
+    // A stream socket Landlock's TCP rules might not cover (MPTCP) is refused by seccomp.
+    expect(p.mptcp).toBe('EACCES');
     expect(r.stderr).toMatch(/Landlock lets the command connect by TCP only to port \d+, the proxy's, but on any address/);
   });
 });

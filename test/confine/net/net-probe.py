@@ -17,6 +17,9 @@ def run(op, args):
         s.settimeout(5)
         s.connect((args[0], int(args[1])))
         return 'OK'
+    if op == 'mptcp':
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+        return 'OK'
     if op == 'udp':
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.sendto(b'leaked-by-udp', (args[0], int(args[1])))

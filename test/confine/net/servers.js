@@ -16,6 +16,10 @@ const [root, key, cert, udpLog] = process.argv.slice(2);
 function handler(req, res) {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/hello') return res.end(`hello from ${req.headers.host}\n`);
+  if (url.pathname === '/redirect') {
+    res.writeHead(302, { Location: url.searchParams.get('to') });
+    return res.end();
+  }
   if (url.pathname.startsWith('/big/')) {
     const n = Number(url.pathname.slice(5));
     res.setHeader('Content-Length', n);
