@@ -154,6 +154,10 @@ export interface ConfineOptions {
   preset?: string;
   /** Only loopback (landlock jail). */
   noNetwork?: boolean;
+  /** Only these hosts, through confine's proxy (`--allow-host`: HOST, *.DOMAIN, HOST:PORT, @registries). */
+  allowHost?: string[];
+  /** With allowHost: every connection as JSON lines in this file (`--net-log`). */
+  netLog?: string;
   /** The environment the command starts from (secret-looking variables are removed). Default: process.env. */
   env?: NodeJS.ProcessEnv;
   /** Say on stderr what is granted and how it runs. */
@@ -183,6 +187,8 @@ export function confine(options: ConfineOptions): Promise<number> {
       preset: options.preset,
       'keep-env': options.keepEnv ?? [],
       'no-network': options.noNetwork ?? false,
+      'allow-host': options.allowHost ?? [],
+      ...(options.netLog !== undefined ? { 'net-log': options.netLog } : {}),
       // The library waits for the command rather than becoming it (src/confine/jail.ts).
       library: true,
     };

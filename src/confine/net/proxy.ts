@@ -456,7 +456,8 @@ export class NetProxy {
     }
 
     // Plain HTTP: the head, then exactly the body it announced; nothing after it.
-    up.write(forward.text);
+    counts.bytesOut += Buffer.byteLength(forward.text, 'latin1');
+    up.write(forward.text, 'latin1');
     const body = forward.body;
     if (body === 'none') return;
     const chunked = body === 'chunked' ? new ChunkedEnd() : undefined;
