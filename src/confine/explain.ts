@@ -86,7 +86,8 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
   out.push('');
   out.push('It can reach:');
   const hosts = explainHosts(netChoiceOf(plan), presetFor(options, plan));
-  out.push(`  network: ${hosts.length && h?.network?.startsWith('loopback') ? "only confine's proxy (a network namespace with only loopback, and the proxy's listener in it)" : (h?.network ?? 'open')}`);
+  const viaProxy = h?.mode === 'namespaces' ? ' (a network namespace with only loopback, and the listener of the proxy in it)' : h ? " (Landlock: TCP to the proxy's port only, on any address; seccomp: no socket but unix and TCP ones)" : '';
+  out.push(`  network: ${hosts.length ? `only through confine's proxy${viaProxy}` : (h?.network ?? 'open')}`);
   out.push(...hosts);
   out.push(
     `  processes: ${ns ? 'only its own (a PID namespace with its own /proc)' : `all of yours are visible in /proc, command lines included${ll && ll.scoped ? '; signals reach only its own (Landlock scope)' : '; and it can signal them'}`}`,
