@@ -291,7 +291,10 @@ export class NetProxy {
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => client.destroy());
     let buffered = Buffer.alloc(0);
+    // A client that never finishes its head is dropped; the timer never keeps confine alive.
     const timer = setTimeout(() => client.destroy(), HEAD_TIMEOUT_MS);
+    timer.unref();
+    client.on('close', () => clearTimeout(timer));
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const end = buffered.indexOf('\r\n\r\n');
@@ -507,6 +510,7 @@ function connectFirst(addresses: { address: string; family: number }[], port: nu
       const a = addresses[i++];
       const s = net.connect({ host: a.address, port, family: a.family === 6 ? 6 : 4 });
       const timer = setTimeout(() => s.destroy(new Error('timed out')), CONNECT_TIMEOUT_MS);
+      timer.unref();
       s.once('connect', () => {
         clearTimeout(timer);
         s.removeAllListeners('error');

@@ -278,7 +278,7 @@ describe('options', () => {
   test('--explain lists the hosts, with the preset API hosts and @registries expanded', () => {
     const r = arbAsUser(['confine', '--explain', '--preset', 'claude', '--allow-host', '@registries', '--allow-host', 'example.com:8443', '--', 'true'], { cwd: project });
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/network: only confine's proxy/);
+    expect(r.stdout).toMatch(/network: only through confine's proxy \(a network namespace with only loopback/);
     expect(r.stdout).toMatch(/registry\.npmjs\.org\s+ports 443, 80 \(@registries\)/);
     expect(r.stdout).toMatch(/example\.com:8443\s+port 8443 \(--allow-host\)/);
     expect(r.stdout).toMatch(/api\.anthropic\.com\s+ports 443, 80 \(the claude preset\)/);
