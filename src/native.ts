@@ -149,6 +149,7 @@ interface Addon {
   sendFds?(fd: number, byte: number, fds: number[]): void;
   recvFds?(fd: number, maxFds: number): ReceivedFds | null;
   socketPair?(): [number, number];
+  loopbackListenerIn?(pid: number, port: number): number; // linux/proxy_listener.cc
   // arb diff's walk (linux/list_dir.cc)
   listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
 }
@@ -314,6 +315,18 @@ export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
 export function socketPair(): [number, number] {
   try {
     return required('socketPair')();
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+/**
+ * A listener on 127.0.0.1:port inside the network namespace of process `pid` (a jail another
+ * program made, such as bwrap's), made by a short-lived child that joins it; close-on-exec.
+ */
+export function loopbackListenerIn(pid: number, port: number): number {
+  try {
+    return required('loopbackListenerIn')(pid, port);
   } catch (err) {
     throw toSystemError(err);
   }

@@ -8,5 +8,6 @@ void RegisterLandlock(Napi::Env env, Napi::Object exports);    // linux/landlock
 void RegisterProcess(Napi::Env env, Napi::Object exports);     // linux/process.cc
 void RegisterNamespaces(Napi::Env env, Napi::Object exports);  // linux/namespaces.cc
 void RegisterListDir(Napi::Env env, Napi::Object exports);     // linux/list_dir.cc
+void RegisterProxyListener(Napi::Env env, Napi::Object exports);  // linux/proxy_listener.cc
 
 }  // namespace arb

@@ -10,6 +10,7 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterProcess(env, exports);
   RegisterNamespaces(env, exports);
   RegisterListDir(env, exports);
+  RegisterProxyListener(env, exports);
   RegisterFdPassing(env, exports);
 }
 }  // namespace arb

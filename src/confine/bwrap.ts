@@ -22,6 +22,7 @@ import { ArbError } from '../errors';
 import { LinkView, RUN_LATER, forkNeighbours, nodeLinks, resolveWithLinks } from './hardening';
 import { runAndWait } from './jail';
 import { MountSpec, checkMountSources, mountArgs } from './mounts';
+import { filtersNetwork } from './net/options';
 import type { Grant } from './policy';
 import type { ConfinePlan, ConfineStep } from './run';
 
@@ -63,6 +64,11 @@ export interface BwrapPlan {
   setenv?: Readonly<Record<string, string>>;
   /** A descriptor bwrap writes its JSON status to (child-pid, exit-code). */
   statusFd?: number;
+  /** --allow-host: a network namespace of its own (loopback only; confine's proxy listens in
+   *  it), and the descriptor bwrap waits on before it runs the command, until the listener is
+   *  there (--block-fd). */
+  proxyNet?: boolean;
+  blockFd?: number;
 }
 
 // Directories the jail replaces rather than binds from the host.
@@ -152,7 +158,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // Every namespace but the network's: the command keeps network access (agents call APIs) and
   // sees no other process, IPC object or host name. It dies when arb does, and runs in a new
   // session, so it cannot push input into arb's terminal (TIOCSTI).
-  a.push('--unshare-all', '--share-net', '--die-with-parent', '--new-session');
+  // With --allow-host the network's too: only loopback, where confine's proxy listens.
+  a.push('--unshare-all', ...(plan.proxyNet ? [] : ['--share-net']), '--die-with-parent', '--new-session');
 
   // The host's `/`, read-only, entry by entry (see the file comment).
   const own = new Set([PRIVATE_DEV, PRIVATE_PROC, PRIVATE_TMP, MASKED_RUN].map((p) => p.slice(1)));
@@ -205,6 +212,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   a.push('--chdir', dir);
   for (const [k, v] of Object.entries(plan.setenv ?? {})) a.push('--setenv', k, v);
   if (plan.statusFd !== undefined) a.push('--json-status-fd', String(plan.statusFd));
+  if (plan.blockFd !== undefined) a.push('--block-fd', String(plan.blockFd));
   a.push('--', plan.file, ...plan.args);
   return a;
 }
@@ -291,6 +299,20 @@ export function gatherBwrapFacts(env: NodeJS.ProcessEnv = process.env): BwrapFac
 
 /** The fd bwrap writes its status to: the first after stdin, stdout and stderr. */
 export const STATUS_FD = 3;
+/** With --allow-host, the fd bwrap waits on before it runs the command (--block-fd). */
+export const BLOCK_FD = 4;
+
+/** The sandbox's pid, from the first line bwrap writes on its JSON status descriptor. */
+export function childPidFromStatus(status: string): number | undefined {
+  const end = status.indexOf('}');
+  if (end < 0) return undefined;
+  try {
+    const pid = (JSON.parse(status.slice(0, end + 1)) as Record<string, unknown>)['child-pid'];
+    return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 // --- confine's steps for --jail bwrap (src/confine/jail.ts puts them in the plan) -----------
 
@@ -377,6 +399,8 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       args: plan.argv.slice(1),
       setenv: { CLAUDE_CODE_SANDBOXED: '1' },
       statusFd: STATUS_FD,
+      // --allow-host (src/confine/net/step.ts serves the proxy in the namespace once it exists).
+      ...(filtersNetwork(plan.options.flags) ? { proxyNet: true, blockFd: BLOCK_FD } : {}),
     };
     let real = plan.file;
     try {
@@ -401,9 +425,15 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
         p,
         () => {
           closeInheritedDescriptors();
-          const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env: p.env });
+          const child = spawn(bwrap, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe', ...(plain.proxyNet ? ['pipe' as const] : [])], env: p.env });
+          let started = !plain.proxyNet;
           child.stdio[STATUS_FD]?.on('data', (chunk: Buffer) => {
             status += chunk.toString('utf8');
+            const pid = started ? undefined : childPidFromStatus(status);
+            if (pid !== undefined) {
+              started = true;
+              void releaseWhenReady(p, pid, child);
+            }
           });
           return child;
         },
@@ -427,6 +457,21 @@ export function bwrapStep(mounts: readonly MountSpec[]): ConfineStep {
       );
     };
   };
+}
+
+/**
+ * With --allow-host: bwrap has made the sandbox (its pid is `pid`) and waits on BLOCK_FD. The
+ * plan's afterStart hooks put the proxy's listener in its network namespace; then bwrap is let
+ * go. If they fail, bwrap is killed: the command never runs without its proxy.
+ */
+async function releaseWhenReady(plan: ConfinePlan, pid: number, child: import('node:child_process').ChildProcess): Promise<void> {
+  try {
+    for (const f of plan.afterStart) await f(pid);
+    (child.stdio[BLOCK_FD] as import('node:stream').Writable).end('x');
+  } catch (err) {
+    fs.writeSync(2, `${plan.options.program}: ${(err as Error).message}; nothing was run\n`);
+    child.kill('SIGKILL');
+  }
 }
 
 /**

@@ -48,11 +48,6 @@ export function netChoice(flags: Record<string, unknown>, cwd: string, platform:
   }
   if (flags['no-network']) throw usageError('--allow-host and --no-network: --no-network lets the command reach no host at all; give one or the other');
   const jail = flags.jail === undefined ? undefined : String(flags.jail);
-  if (jail === 'bwrap') {
-    throw usageError(
-      '--allow-host is not enforced by the bwrap jail (yet): nothing would keep the command from going around the proxy; use the landlock jail (the default), whose network namespace has the proxy as its only way out',
-    );
-  }
   if (jail === 'none') throw usageError('--allow-host needs a jail: with --jail none nothing keeps the command from going around the proxy');
   if (platform !== 'linux' && platform !== 'darwin') throw usageError(`--allow-host is not supported on ${platform}`);
   let log: string | undefined;

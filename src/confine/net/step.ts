@@ -8,6 +8,8 @@
 //     lets the command connect by TCP to that port only, and seccomp refuses every socket but
 //     unix and TCP ones (UDP, raw, ICMP, io_uring). Landlock's rule is a port, not an address:
 //     said on stderr;
+//   - bwrap: bwrap makes the network namespace and waits (--block-fd) while a short-lived child
+//     of confine joins it and makes the same listener there (loopbackListenerIn);
 //   - Seatbelt (macOS): the proxy on 127.0.0.1, and a profile that lets the command connect to
 //     that port on localhost only (src/confine/seatbelt.ts).
 // HTTPS_PROXY, HTTP_PROXY, ALL_PROXY (and lower case) point at it; NO_PROXY covers loopback.
@@ -98,8 +100,9 @@ export const networkStep: ConfineStep = async (plan) => {
 
   // Decide how the proxy is reached before starting anything, so a refusal leaves nothing running.
   const darwin = process.platform === 'darwin';
-  let mode: 'namespace' | 'landlock' | 'seatbelt';
+  let mode: 'namespace' | 'bwrap' | 'landlock' | 'seatbelt';
   if (darwin) mode = 'seatbelt';
+  else if (plan.options.flags.jail === 'bwrap') mode = 'bwrap';
   else if (plan.namespaces?.net) mode = 'namespace';
   else if (plan.landlock) {
     mode = 'landlock';
@@ -142,6 +145,21 @@ export const networkStep: ConfineStep = async (plan) => {
       fs.closeSync(mine);
       if (!got || got.fds.length !== 1) throw new ArbError('ARB_INTERNAL', "the proxy's listener did not come back from the command's network namespace");
       await proxy.serveFd(got.fds[0]);
+    });
+  } else if (mode === 'bwrap') {
+    // bwrap makes the network namespace (src/confine/bwrap.ts: no --share-net) and waits on its
+    // --block-fd until this hook has put the listener in it, from a child that joins it.
+    port = NAMESPACE_PROXY_PORT;
+    plan.afterStart.push(async (pid) => {
+      // eslint-disable-next-line @typescript-eslint/no-var-requires
+      const native = require('../../native') as typeof import('../../native');
+      let fd: number;
+      try {
+        fd = native.loopbackListenerIn(pid, port);
+      } catch (err) {
+        throw systemError("put the proxy's listener in the bwrap jail's network namespace", `/proc/${pid}/ns/net`, err);
+      }
+      await proxy.serveFd(fd);
     });
   } else {
     port = await proxy.listenLoopback();

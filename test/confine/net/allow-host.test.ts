@@ -257,12 +257,30 @@ describe('Landlock alone (no network namespace)', () => {
   });
 });
 
+describe('the bwrap jail', () => {
+  test('curl reaches the allowed host through the proxy in bwrap\'s network namespace; raw TCP, UDP and DNS do not get out', () => {
+    fs.writeFileSync(udpLog, '');
+    const r = confined(
+      ['--jail', 'bwrap', '--headless', '--allow-host', `${PKG}:${ports.https}`],
+      `curl -sS --cacert ${cert} https://${PKG}:${ports.https}/hello; curl -sS --cacert ${cert} https://${OTHER}/ 2>&1; python3 ${probe} ${['tcp 127.0.0.1 ' + ports.https, 'tcp 192.0.2.1 443', 'udp 127.0.0.1 ' + ports.udp, 'udp 192.0.2.1 53', 'dns example.com'].map(q).join(' ')}`,
+    );
+    expect(r.stdout).toContain(`hello from ${PKG}:${ports.https}`);
+    expect(r.stdout).toMatch(/CONNECT tunnel failed, response 403/);
+    const p = probeLines(r);
+    expect(p[`tcp 127.0.0.1 ${ports.https}`]).toBe('ECONNREFUSED');
+    expect(p['tcp 192.0.2.1 443']).toBe('ENETUNREACH');
+    expect(p['udp 192.0.2.1 53']).toBe('ENETUNREACH');
+    expect(p['dns example.com']).toMatch(/^EAI_/);
+    expect(p[`udp 127.0.0.1 ${ports.udp}`]).toBe('OK');
+    expect(fs.readFileSync(udpLog, 'utf8')).toBe('');
+  });
+});
+
 describe('options', () => {
   test.each([
     [['--allow-host', 'https://example.com/'], /--allow-host 'https:\/\/example.com\/': give a host, not a URL/],
     [['--allow-host', '@nope'], /no such set; the sets are @registries/],
     [['--allow-host', '*'], /would allow every host/],
-    [['--allow-host', 'example.com', '--jail', 'bwrap'], /--allow-host is not enforced by the bwrap jail/],
     [['--allow-host', 'example.com', '--jail', 'none'], /--allow-host needs a jail/],
     [['--allow-host', 'example.com', '--no-network'], /--allow-host and --no-network/],
     [['--net-log', '/tmp/x.jsonl'], /--net-log records what passes through the proxy/],
