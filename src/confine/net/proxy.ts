@@ -16,7 +16,9 @@
 // with both Content-Length and Transfer-Encoding, differing Content-Lengths, or a coding other
 // than chunked is refused, so a request cannot be read one way here and another way upstream.
 import * as dns from 'node:dns';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 
 import { Target, allowHostFor, canonicalIp, canonicalTarget, showTarget } from './hosts';
 import { NetRecord } from './record';
@@ -45,6 +47,8 @@ export interface ProxyOptions {
   lookup?: Lookup;
   /** How the program is named in messages ("confine", "arb confine"). */
   program?: string;
+  /** Whether to serve a connection at all (on the machine's loopback: only the user's own). */
+  accept?: (socket: net.Socket) => boolean;
 }
 
 const systemLookup: Lookup = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
@@ -77,6 +81,34 @@ export function isInternalAddress(address: string): boolean {
   }
   const first = parseInt(ip.split(':')[0] || '0', 16);
   return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+}
+
+/**
+ * The uid that owns the IPv4 TCP socket bound to address:port, read from /proc/net/tcp's text
+ * (addresses in the kernel's byte order, ports in hex), or undefined if there is none.
+ */
+export function tcpSocketOwner(procNetTcp: string, address: string, port: number, littleEndian = os.endianness() === 'LE'): number | undefined {
+  const bytes = address.split('.').map(Number);
+  if (bytes.length !== 4 || bytes.some((b) => !Number.isInteger(b) || b < 0 || b > 255)) return undefined;
+  const ordered = littleEndian ? [...bytes].reverse() : bytes;
+  const want = `${ordered.map((b) => b.toString(16).padStart(2, '0')).join('')}:${port.toString(16).padStart(4, '0')}`.toUpperCase();
+  for (const line of procNetTcp.split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[1] === want) return Number(f[7]);
+  }
+  return undefined;
+}
+
+/** Whether a connection to a loopback listener comes from a socket of this user. */
+export function fromThisUser(socket: net.Socket, read: () => string = () => fs.readFileSync('/proc/net/tcp', 'utf8')): boolean {
+  const address = socket.remoteAddress?.replace(/^::ffff:/, '');
+  const port = socket.remotePort;
+  if (!address || !port) return false;
+  try {
+    return tcpSocketOwner(read(), address, port) === process.getuid?.();
+  } catch {
+    return false;
+  }
 }
 
 // --- the request head ------------------------------------------------------------------------
@@ -287,6 +319,10 @@ export class NetProxy {
   }
 
   private handle(client: net.Socket): void {
+    if (this.options.accept && !this.options.accept(client)) {
+      client.destroy();
+      return;
+    }
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => client.destroy());

@@ -21,7 +21,7 @@ import type { ConfinePlan, ConfineStep } from '../run';
 import { allowHostFor, showRule } from './hosts';
 import { NetChoice, netChoiceOf, runRules } from './options';
 import { HostAsker, HostPolicy, hostsFilePath } from './policy';
-import { NetProxy } from './proxy';
+import { NetProxy, fromThisUser } from './proxy';
 import { NetRecord } from './record';
 
 /** The proxy's port inside the command's own network namespace (nothing else listens there). */
@@ -129,7 +129,10 @@ export const networkStep: ConfineStep = async (plan) => {
     noAskReason: headless ? 'not asked: --headless' : undefined,
     warn: (m) => fs.writeSync(2, `${program}: ${m}\n`),
   });
-  const proxy = new NetProxy({ decide: (t) => policy.decide(t), record, program });
+  // On the machine's loopback (Landlock alone) other users could connect too: only the user's
+  // own sockets are served. In a network namespace only the command can reach it.
+  const accept = mode === 'landlock' ? (s: import('node:net').Socket) => fromThisUser(s) : undefined;
+  const proxy = new NetProxy({ decide: (t) => policy.decide(t), record, program, accept });
 
   let port: number;
   if (mode === 'namespace') {

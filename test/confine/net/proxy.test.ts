@@ -5,7 +5,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 
 import { canonicalTarget, parseHostRule, matchTarget, Target } from '../../../src/confine/net/hosts';
-import { ChunkedEnd, Decision, NetProxy, isInternalAddress, parseHead, upstreamHead } from '../../../src/confine/net/proxy';
+import { ChunkedEnd, Decision, NetProxy, fromThisUser, isInternalAddress, parseHead, tcpSocketOwner, upstreamHead } from '../../../src/confine/net/proxy';
 import { NetRecord } from '../../../src/confine/net/record';
 
 let upstream: http.Server;
@@ -208,6 +208,39 @@ describe('CONNECT', () => {
     try {
       expect(await raw(port, 'CONNECT nowhere.test:443 HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 502[\s\S]*cannot resolve nowhere.test \(ENOTFOUND\)/);
       expect(record.summary()[0]).toMatchObject({ allowed: true, connections: 1, bytesIn: 0 });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('on the machine\'s loopback, only the user\'s own connections', () => {
+  const TCP = [
+    '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+    '   0: 0100007F:A3B2 0100007F:0C38 01 00000000:00000000 00:00000000 00000000  1005        0 129825 1',
+    '   1: 0100007F:0C38 0100007F:A3B2 01 00000000:00000000 00:00000000 00000000     0        0 129826 1',
+  ].join('\n');
+  it('reads the owner of a socket from /proc/net/tcp', () => {
+    expect(tcpSocketOwner(TCP, '127.0.0.1', 0xa3b2, true)).toBe(1005);
+    expect(tcpSocketOwner(TCP, '127.0.0.1', 0x0c38, true)).toBe(0);
+    expect(tcpSocketOwner(TCP, '127.0.0.1', 1, true)).toBeUndefined();
+    expect(tcpSocketOwner(TCP.replace(/0100007F/g, '7F000001'), '127.0.0.1', 0xa3b2, false)).toBe(1005);
+  });
+
+  it("serves this user's connection, and closes another user's without a word", async () => {
+    const record = new NetRecord();
+    let owner: 'me' | 'other' = 'me';
+    const proxy = new NetProxy({
+      record,
+      decide: async () => ({ allowed: false, by: 'not on the list' }),
+      accept: (s) => fromThisUser(s, () => (owner === 'me' ? require('node:fs').readFileSync('/proc/net/tcp', 'utf8') : 'header\n')),
+    });
+    const port = await proxy.listenLoopback();
+    try {
+      expect(await raw(port, 'CONNECT x.example:443 HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 403/);
+      owner = 'other';
+      expect(await raw(port, 'CONNECT x.example:443 HTTP/1.1\r\n\r\n')).toBe('');
+      expect(record.summary()[0].connections).toBe(1);
     } finally {
       await proxy.close();
     }
