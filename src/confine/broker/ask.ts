@@ -25,7 +25,11 @@ export interface Question {
   offerAlways: boolean;
   /** Why it is asked every time, shown under the command line. */
   note?: string;
+  /** The first line, when the question is not about running a tool (--allow-host's hosts). */
+  heading?: string;
 }
+
+export const DEFAULT_HEADING = 'A confined command asks to run, outside the sandbox:';
 
 export interface AskOptions {
   /** The environment confine started with: CONFINE_ASK, DISPLAY, PATH come from here. */
@@ -85,7 +89,7 @@ export function displayCommandLine(argv: string[]): string {
 /** The text of the question, as every asker shows it. */
 export function questionText(q: Question, seconds = DIALOG_SECONDS): string {
   const lines = [
-    'A confined command asks to run, outside the sandbox:',
+    q.heading ?? DEFAULT_HEADING,
     '',
     displayCommandLine(q.argv),
     '',
@@ -112,7 +116,7 @@ function run(argv) {
   var app = $.NSApplication.sharedApplication;
   app.setActivationPolicy($.NSApplicationActivationPolicyAccessory);
   var alert = $.NSAlert.alloc.init;
-  alert.messageText = 'A confined command asks to run, outside the sandbox:';
+  alert.messageText = argv[4];
   alert.informativeText = line + '\\n\\nin ' + dir + (note ? '\\n\\nAsked every time: ' + note + '.' : '');
   alert.alertStyle = $.NSAlertStyleWarning;
   var deny = alert.addButtonWithTitle('Deny (' + left + ')');
@@ -152,7 +156,7 @@ function run(argv) {
 export function macDialogArgs(q: Question, seconds = DIALOG_SECONDS): string[] {
   // The first argument after the script is the command line, which starts with the tool's name,
   // so osascript cannot take it for an option.
-  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), displayCommandLine([q.cwd]), q.note ?? '', q.offerAlways ? 'always' : 'once'];
+  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), displayCommandLine([q.cwd]), q.note ?? '', q.offerAlways ? 'always' : 'once', q.heading ?? DEFAULT_HEADING];
 }
 
 /** zenity's arguments: Deny is the default (--default-cancel) and is chosen at the timeout. */
