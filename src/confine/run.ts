@@ -139,7 +139,8 @@ export async function planConfine(request: ConfineRequest, mode: PlanMode, platf
 
 /**
  * Usage errors, before anything is made: the jail against the platform, --mount specs (and that
- * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot.
+ * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot,
+ * --allow-host and --net-log (parsed into the host rules).
  */
 export function checkRequest(request: ConfineRequest, platform: NodeJS.Platform = process.platform): { jail: JailName; mounts: MountSpec[]; net?: NetChoice } {
   const mounts = parseMounts(request.mounts);
