@@ -155,6 +155,10 @@ export interface ConfineOptions {
   preset?: string;
   /** Only loopback (a network namespace of its own; bwrap: its network namespace). */
   noNetwork?: boolean;
+  /** Only these hosts, through confine's proxy (`--allow-host`: HOST, *.DOMAIN, HOST:PORT, @registries). */
+  allowHost?: string[];
+  /** With allowHost: every connection as JSON lines in this file (`--net-log`). */
+  netLog?: string;
   /** The environment the command starts from (secret-looking variables are removed). Default: process.env. */
   env?: NodeJS.ProcessEnv;
   /** Say on stderr what is granted and how it runs. */
@@ -193,6 +197,8 @@ export function confine(options: ConfineOptions): Promise<number> {
       env: options.env ?? process.env,
       keepEnv: [...(options.keepEnv ?? [])],
       noNetwork: options.noNetwork ?? false,
+      allowHost: [...(options.allowHost ?? [])],
+      netLog: options.netLog,
       landlockOnly: false,
       headless: false,
       jail: options.jail,

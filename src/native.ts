@@ -83,6 +83,8 @@ export interface NamespacePlanSpec {
 export interface SeccompPlanSpec {
   denyTerminalInjection: boolean;
   denyNetwork: boolean;
+  /** With denyNetwork: TCP sockets are let through (for Landlock's port rule, --allow-host). */
+  allowTcp?: boolean;
 }
 
 /** A failure the launcher reported: the errno of the step that failed. */
@@ -119,6 +121,7 @@ interface Addon {
   recvFds?(fd: number, maxFds: number): ReceivedFds | null;
   // removing a fork or base by descriptors (posix/remove_tree.cc)
   removeTree?(parent: Buffer, name: Buffer, dev: number, ino: number): RemoveTreeOutcome;
+  socketPair?(): [number, number]; // posix/fd_passing.cc
   // arb diff's walk (linux/list_dir.cc)
   listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
 }
@@ -334,6 +337,16 @@ export function sendFds(fd: number, byte: number, fds: number[]): void {
 export function recvFds(fd: number, maxFds: number): ReceivedFds | null {
   try {
     return required('recvFds')(fd, maxFds);
+  } catch (err) {
+    throw toSystemError(err);
+  }
+}
+
+/** A connected pair of close-on-exec unix stream sockets (--allow-host: the launcher's report
+ *  socket, on which the proxy's listener comes back). */
+export function socketPair(): [number, number] {
+  try {
+    return required('socketPair')();
   } catch (err) {
     throw toSystemError(err);
   }

@@ -61,6 +61,8 @@ struct SeccompPlan {
   bool denyTerminalInjection = false;  // ioctl TIOCSTI and TIOCLINUX fail with EPERM
   bool denyNetwork = false;            // socket()/socketpair() for anything but AF_UNIX fail with
                                        // EACCES; io_uring_setup fails with ENOSYS
+  bool allowTcp = false;               // with denyNetwork: TCP sockets are let through (for
+                                       // Landlock's port rule: --allow-host without a netns)
 };
 
 struct PathRule {
@@ -127,6 +129,9 @@ struct LaunchPlan {
   bool reap = false;
   Fallback fallback;
   std::vector<FailureMessage> messages;
+  // --allow-host: a listener on 127.0.0.1:proxyListen, made once the network namespace is
+  // there and sent to confine over the report socket before the command runs. 0: none.
+  uint16_t proxyListen = 0;
 };
 
 // Reads the plan's wire format (see plan.cc). False and *error set on a malformed plan.
@@ -156,6 +161,14 @@ bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure);
 // landlock_create_ruleset, a rule per path (opened O_PATH), PR_SET_NO_NEW_PRIVS,
 // landlock_restrict_self.
 bool RestrictSelf(const LandlockPlan& plan, ErrnoFailure* failure);
+
+// The byte that carries the proxy's listener on the report socket (a failure record starts
+// with 'f'; EOF without either means the command was exec'd).
+constexpr char kListenerRecord = 'L';
+
+// socket, bind 127.0.0.1:port, listen in the current network namespace; the descriptor sent
+// over `report` (SCM_RIGHTS, on the byte kListenerRecord), then closed (proxy_listener.cc).
+bool SendLoopbackListener(uint16_t port, int report, ErrnoFailure* failure);
 
 // PR_SET_NO_NEW_PRIVS, then one classic BPF filter. On a foreign architecture (i386 or x32
 // system calls from an x86-64 process) the process is killed.

@@ -9,7 +9,8 @@
 // reset signals -> read the plan from N (plan.cc), close N -> [die with confine] -> close every
 // descriptor but 0-2, the kept ones and M -> [do namespaces work here? asked in a fork, with a
 // probe plan; if not, Landlock alone as the plan's fallback says, and said on stderr] ->
-// namespaces and mounts (namespaces.cc) -> [without
+// namespaces and mounts (namespaces.cc) -> [--allow-host: the proxy's listener on
+// 127.0.0.1:PORT in the network namespace, sent to confine on M (proxy_listener.cc)] -> [without
 // a PID namespace, when confine waits: fork, this process the subreaper that ends what the
 // command leaves running] -> chdir (or fchdir to the plan's cwd-fd, then closed) ->
 // Landlock (landlock.cc) -> seccomp (seccomp.cc) -> 0-2 and kept descriptors inheritable and
@@ -18,10 +19,9 @@
 // Failure: with --report-fd, one record on M (confine, waiting, reads it: EOF without a record
 // means the command was exec'd, since M is close-on-exec); without, the plan's on-failure text on
 // stderr (confine became the launcher, so no one else is there to say it). M is a unix socket
-// when confine spawns the launcher (libuv makes stdio pipes as socketpairs), so a later record
-// could carry a descriptor back with SCM_RIGHTS, e.g. a TCP socket listening on 127.0.0.1:PORT
-// made inside the command's network namespace for confine's proxy: that would be a step after
-// the namespaces and before Landlock, and a record type here.
+// (libuv makes stdio pipes as socketpairs; with --allow-host confine passes one end of a
+// socketpair of its own), so it also carries a descriptor back: with a proxy-listen record, one
+// byte 'L' with SCM_RIGHTS, the proxy's listener, before anything else on M.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -215,7 +215,9 @@ int Main(int argc, char** argv) {
       Replace(&text, "{errno}", ErrnoName(why.err));
       Replace(&text, "{path}", why.path);
       WriteAll(2, text + "\n");
-      if (plan.fallback.refuse) _exit(1);
+      // The proxy's listener needs the network namespace: never made on the host's loopback
+      // (confine probes first with --allow-host, so its plans carry no fallback).
+      if (plan.fallback.refuse || plan.proxyListen != 0) _exit(1);
       plan.namespaces.enabled = false;
       plan.landlock.handledNet = plan.fallback.handledNet;
       plan.seccomp.denyNetwork = plan.fallback.denyNetwork;
@@ -223,6 +225,12 @@ int Main(int argc, char** argv) {
   }
   if (plan.namespaces.enabled && !EnterNamespaces(plan.namespaces, &failure)) Report(plan, reportFd, failure, false);
   if (plan.probe) _exit(0);
+  if (plan.proxyListen != 0) {
+    // In the network namespace (the launcher's, or bwrap's around it), loopback up: the proxy's
+    // only way in, handed to confine before anything of the command runs.
+    if (reportFd < 0) Usage("proxy-listen needs --report-fd");
+    if (!SendLoopbackListener(plan.proxyListen, reportFd, &failure)) Report(plan, reportFd, failure, false);
+  }
   if (plan.reap && !(plan.namespaces.enabled && plan.namespaces.pid)) {
     // No PID namespace ends what the command leaves running: this process stays as its parent.
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Report(plan, reportFd, {errno, "prctl", ""}, false);

@@ -11,7 +11,8 @@
 //   rule PATH ACCESS            net-rule PORT ACCESS
 //   namespaces PID NET UID GID READ_ONLY_ROOT            (0 or 1 for the flags)
 //   mount KIND PATH SOURCE TARGET SIZE MODE               (empty fields, 0 for none)
-//   seccomp DENY_TERMINAL_INJECTION DENY_NETWORK
+//   seccomp DENY_TERMINAL_INJECTION DENY_NETWORK ALLOW_TCP
+//   proxy-listen PORT           (needs --report-fd: the listener goes back on it)
 //   parent PID                  probe                  reap
 //   on-failure SYSCALL ERRNO_NAME EXIT_CODE TEXT
 //   fallback HANDLED_NET DENY_NETWORK REFUSE TEXT
@@ -158,7 +159,10 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       if (mounts.ops.size() >= kMaxMountOps) return bad("mount (too many)");
       mounts.ops.push_back(std::move(op));
     } else if (word == "seccomp") {
-      if (!r.Flag(&plan->seccomp.denyTerminalInjection) || !r.Flag(&plan->seccomp.denyNetwork)) return bad(word);
+      if (!r.Flag(&plan->seccomp.denyTerminalInjection) || !r.Flag(&plan->seccomp.denyNetwork) || !r.Flag(&plan->seccomp.allowTcp)) return bad(word);
+    } else if (word == "proxy-listen") {
+      if (!r.Number(&a) || a == 0 || a > 65535) return bad(word);
+      plan->proxyListen = static_cast<uint16_t>(a);
     } else if (word == "parent") {
       if (!r.Number(&a) || a == 0 || a > INT_MAX) return bad(word);
       plan->parent = static_cast<pid_t>(a);

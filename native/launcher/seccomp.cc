@@ -8,6 +8,8 @@
 //   AF_UNIX fail with EACCES (UDP, raw and ICMP sockets, which Landlock's TCP rules do not
 //   cover), and io_uring_setup with ENOSYS (IORING_OP_SOCKET would create a socket without the
 //   socket() system call; programs fall back to plain system calls on ENOSYS).
+// - With --allow-host and no network namespace, TCP sockets (AF_INET/AF_INET6, SOCK_STREAM,
+//   protocol 0 or TCP) are let through too, for Landlock's port rule to confine to the proxy.
 //
 // System call numbers differ between architectures, so the filter first checks the
 // architecture the call was made with: an x86-64 process can still make i386 calls (int 0x80)
@@ -16,6 +18,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -61,7 +64,7 @@ constexpr uint32_t Errno(int err) { return SECCOMP_RET_ERRNO | (static_cast<uint
 class Program {
  public:
   static constexpr int kMax = 64;
-  enum Label { kLabelIoctl, kLabelSocket, kLabelCount };
+  enum Label { kLabelIoctl, kLabelSocket, kLabelInet, kLabelCount };
 
   void Load(uint32_t offset) { Emit(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset)); }
   void Return(uint32_t action) { Emit(BPF_STMT(BPF_RET | BPF_K, action)); }
@@ -75,6 +78,8 @@ class Program {
     Emit(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, 1, 0));
     Return(action);
   }
+  // A &= k;
+  void And(uint32_t k) { Emit(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, k)); }
   // if (A >= k) return action;
   void ReturnIfAtLeast(uint32_t k, uint32_t action) {
     Emit(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, k, 0, 1));
@@ -117,7 +122,7 @@ class Program {
   int count_ = 0;
   Pending pending_[8] = {};
   int pendingCount_ = 0;
-  int labels_[kLabelCount] = {-1, -1};
+  int labels_[kLabelCount] = {-1, -1, -1};
   bool overflow_ = false;
 };
 
@@ -144,7 +149,23 @@ bool BuildFilter(const SeccompPlan& plan, Program* p, struct sock_fprog* prog) {
     p->Bind(Program::kLabelSocket);
     p->Load(ArgLow(0));
     p->ReturnIfEqual(AF_UNIX, kAllow);
+    if (plan.allowTcp) {
+      p->JumpIfEqual(AF_INET, Program::kLabelInet);
+      p->JumpIfEqual(AF_INET6, Program::kLabelInet);
+    }
     p->Return(Errno(EACCES));
+    if (plan.allowTcp) {
+      // TCP only: SOCK_STREAM (the flags SOCK_NONBLOCK and SOCK_CLOEXEC masked off) with
+      // protocol 0 or IPPROTO_TCP, which Landlock's port rules cover; not SCTP or MPTCP.
+      p->Bind(Program::kLabelInet);
+      p->Load(ArgLow(1));
+      p->And(0xf);
+      p->ReturnIfNotEqual(SOCK_STREAM, Errno(EACCES));
+      p->Load(ArgLow(2));
+      p->ReturnIfEqual(0, kAllow);
+      p->ReturnIfEqual(IPPROTO_TCP, kAllow);
+      p->Return(Errno(EACCES));
+    }
   }
   return p->Finish(prog);
 }

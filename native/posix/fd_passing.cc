@@ -190,12 +190,34 @@ Napi::Value RecvFds(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// socketPair() -> [fd, fd]
+//   socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)
+// Both ends close-on-exec: confine keeps one and names the other in a plan, for a child (after
+// fork, before exec) to send a descriptor back over it (--allow-host's listener).
+Napi::Value SocketPair(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int sv[2];
+#ifdef SOCK_CLOEXEC
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw ErrnoError(env, errno, "socketpair");
+#else
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) throw ErrnoError(env, errno, "socketpair");
+#endif
+  UniqueFd a(sv[0]);
+  UniqueFd b(sv[1]);
+  if (!SetCloexec(a.get()) || !SetCloexec(b.get())) throw ErrnoError(env, errno, "fcntl");
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(0u, Napi::Number::New(env, a.release()));
+  out.Set(1u, Napi::Number::New(env, b.release()));
+  return out;
+}
+
 }  // namespace
 
 void RegisterFdPassing(Napi::Env env, Napi::Object exports) {
   exports.Set("unixConnect", Napi::Function::New(env, UnixConnect, "unixConnect"));
   exports.Set("sendFds", Napi::Function::New(env, SendFds, "sendFds"));
   exports.Set("recvFds", Napi::Function::New(env, RecvFds, "recvFds"));
+  exports.Set("socketPair", Napi::Function::New(env, SocketPair, "socketPair"));
 }
 
 }  // namespace arb

@@ -40,6 +40,13 @@ export function builder(y: Argv): Argv {
     .option('verbose', { alias: 'v', type: 'boolean', describe: 'say which Landlock ABI is enforced and what is granted' })
     // Hardening (src/confine/hardening.ts, environment.ts, explain.ts).
     .option('no-network', { type: 'boolean', describe: 'no network: only loopback (a network namespace), else Landlock and seccomp deny TCP and other sockets' })
+    // --allow-host and --net-log (src/confine/net/).
+    .option('allow-host', {
+      type: 'string',
+      requiresArg: true,
+      describe: "let the command reach HOST only through confine's proxy (repeatable): HOST, *.DOMAIN (names under it), HOST:PORT (else 443 and 80), [IPv6]:PORT, or @registries; other hosts are refused or asked about",
+    })
+    .option('net-log', { type: 'string', requiresArg: true, describe: 'with --allow-host: write every connection, reached or refused, to FILE as JSON lines' })
     .option('keep-env', {
       alias: 'e',
       type: 'string',
@@ -206,6 +213,8 @@ export function toRequest(args: Record<string, unknown>, ctx: Context, env: Node
     env,
     keepEnv: list(args['keep-env']),
     noNetwork: Boolean(args['no-network']),
+    allowHost: list(args['allow-host']),
+    netLog: single(args['net-log'], '--net-log'),
     landlockOnly: Boolean(args['landlock-only']),
     headless: Boolean(args.headless),
     jail: single(args.jail, '--jail'),

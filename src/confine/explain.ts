@@ -11,6 +11,7 @@ import { isInside } from '../paths/inside';
 import { filterEnvironment } from './environment';
 import type { Hardening } from './hardening';
 import { rightNames, scopeNames } from './landlock';
+import { explainHosts } from './net/options';
 import type { Grant } from './policy';
 import type { ConfineOptions, ConfinePlan } from './run';
 
@@ -85,7 +86,17 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
 
   out.push('');
   out.push('It can reach:');
-  out.push(`  network: ${h?.network ?? 'open'}`);
+  const hosts = explainHosts(plan.net, plan.preset?.name);
+  const viaProxy =
+    plan.jail === 'seatbelt'
+      ? " (Seatbelt: only the proxy's port on localhost)"
+      : ns || plan.jail === 'bwrap'
+        ? ' (a network namespace with only loopback, and the listener of the proxy in it)'
+        : h
+          ? " (Landlock: TCP to the proxy's port only, on any address; seccomp: no socket but unix and TCP ones)"
+          : '';
+  out.push(`  network: ${hosts.length ? `only through confine's proxy${viaProxy}` : (h?.network ?? 'open')}`);
+  out.push(...hosts);
   out.push(
     `  processes: ${ns ? 'only its own (a PID namespace with its own /proc)' : `all of yours are visible in /proc, command lines included${ll && ll.scoped ? '; signals reach only its own (Landlock scope)' : '; and it can signal them'}`}`,
   );

@@ -94,8 +94,10 @@ export interface HardeningInput {
   homes: readonly string[];
   /** The command's environment as confine sees it (XDG_RUNTIME_DIR, ARB_CONFINE_NO_NAMESPACES). */
   env: NodeJS.ProcessEnv;
-  /** --no-network. */
+  /** --no-network, or --allow-host (whose proxy is then the only way out). */
   noNetwork: boolean;
+  /** Which option asked for it, for messages (default --no-network). */
+  networkOption?: string;
   /** Landlock alone, asked for by an option (the variable does the same). */
   landlockOnly?: boolean;
   /** The Landlock ABI the kernel offers. */
@@ -216,8 +218,8 @@ export function planHardening(input: HardeningInput, probes: Probes): Hardening 
       if (tcp) landlockNet = NET_BIND_TCP | NET_CONNECT_TCP;
       denyNetwork = seccompWorks;
       if (!tcp && !seccompWorks) {
-        throw new ArbError('ARB_UNSUPPORTED', `--no-network cannot be enforced here: ${why}, Landlock ABI ${input.abi} has no TCP rules (ABI 4, Linux 6.7) and seccomp filters do not work`, {
-          hint: 'run without --no-network, or on a kernel with user namespaces or Landlock ABI 4',
+        throw new ArbError('ARB_UNSUPPORTED', `${input.networkOption ?? '--no-network'} cannot be enforced here: ${why}, Landlock ABI ${input.abi} has no TCP rules (ABI 4, Linux 6.7) and seccomp filters do not work`, {
+          hint: `run without ${input.networkOption ?? '--no-network'}, or on a kernel with user namespaces or Landlock ABI 4`,
         });
       }
       const closed = [tcp ? 'TCP (Landlock)' : undefined, seccompWorks ? 'every socket but unix sockets (seccomp)' : undefined].filter(Boolean).join(' and ');
@@ -227,7 +229,7 @@ export function planHardening(input: HardeningInput, probes: Probes): Hardening 
         input.abi >= 9 ? undefined : 'unix sockets outside (D-Bus, Docker, ssh-agent), which can reach the network for it',
       ].filter(Boolean);
       network = `closed: ${closed}${open.length ? `; still open: ${open.join(', ')}` : ''}`;
-      warnings.push(`--no-network without a network namespace (${why}): ${network}`);
+      if (!input.networkOption) warnings.push(`--no-network without a network namespace (${why}): ${network}`);
     }
   }
 

@@ -58,6 +58,10 @@ export interface LaunchPlan {
   reap?: boolean;
   /** With namespaces: what to do where they do not work. */
   fallback?: Fallback;
+  /** --allow-host: the launcher makes a listener on 127.0.0.1:proxyListen in the command's
+   *  network namespace (its own, or bwrap's) and hands it over on the report socket
+   *  (spawnLauncher only: Launched.listener). */
+  proxyListen?: number;
 }
 
 const MAGIC = 'arb-launch-plan/1';
@@ -99,7 +103,8 @@ export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; pro
     for (const r of ll.rules) words.push('rule', check('rule', r.path), r.access.toString());
     for (const r of ll.netRules) words.push('net-rule', r.port.toString(), r.access.toString());
   }
-  if (plan.seccomp) words.push('seccomp', flag(plan.seccomp.denyTerminalInjection), flag(plan.seccomp.denyNetwork));
+  if (plan.seccomp) words.push('seccomp', flag(plan.seccomp.denyTerminalInjection), flag(plan.seccomp.denyNetwork), flag(plan.seccomp.allowTcp));
+  if (plan.proxyListen !== undefined) words.push('proxy-listen', String(plan.proxyListen));
   const fb = plan.fallback;
   if (fb) {
     words.push('fallback', fb.handledAccessNet.toString(), flag(fb.denyNetwork), flag(fb.refuse), check('fallback', fb.text));
@@ -151,6 +156,9 @@ export interface Launched {
   started: Promise<void>;
   /** The wrapper's own descriptors (wrap.fds of them), as pipes confine reads. */
   wrapperFds: Readable[];
+  /** With plan.proxyListen: the listener the launcher handed over (close-on-exec), or undefined
+   *  if it ended first (then `started` says why). */
+  listener?: Promise<number | undefined>;
 }
 
 /** A report record as a ConfineFailure (errno as a code, e.g. 'EACCES'). */
@@ -183,7 +191,10 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
   const launcherArgv = [launcher, '--plan-fd', String(planFd), '--report-fd', String(reportFd)];
   const file = options.wrap ? options.wrap.file : launcher;
   const args = options.wrap ? options.wrap.args(launcherArgv) : launcherArgv.slice(1);
-  const stdio: (IOType | number)[] = [...(options.stdio ?? ['inherit', 'inherit', 'inherit']), ...Array<IOType>(wrapFds + 2).fill('pipe')];
+  // --allow-host: the report socket is one of confine's own, read natively first (libuv's reads
+  // would drop the descriptor the launcher sends on it).
+  const handOver = plan.proxyListen !== undefined ? native.socketPair() : undefined;
+  const stdio: (IOType | number)[] = [...(options.stdio ?? ['inherit', 'inherit', 'inherit']), ...Array<IOType>(wrapFds + 1).fill('pipe'), handOver ? handOver[1] : 'pipe'];
   // The working directory's descriptor, right after the report's.
   let cwdFd: number | undefined;
   if (options.cwdFd !== undefined) {
@@ -194,29 +205,103 @@ export function spawnLauncher(plan: LaunchPlan, options: LaunchOptions = {}): La
   // Loaded here, not at the top: becoming the launcher (execLauncher) needs none of it.
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { spawn } = require('node:child_process') as typeof import('node:child_process');
-  const child = spawn(file, args, { stdio, env: options.wrap?.env ?? {}, argv0: options.wrap ? undefined : 'arb-launcher' });
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, { stdio, env: options.wrap?.env ?? {}, argv0: options.wrap ? undefined : 'arb-launcher' });
+  } finally {
+    // The launcher has its own copy: EOF once it and what it runs are gone.
+    if (handOver) closeFd(handOver[1]);
+  }
   const planStream = child.stdio[planFd] as Writable | null;
-  const reportStream = child.stdio[reportFd] as Readable | null;
   planStream?.on('error', () => {
     /* the launcher died before reading it: its status says why */
   });
   planStream?.end(encodeLaunchPlan(plan, { parent: options.wrap ? undefined : process.pid, cwdFd }));
-  const started = new Promise<void>((resolve, reject) => {
-    if (!reportStream) return resolve();
-    const chunks: Buffer[] = [];
-    reportStream.on('data', (c: Buffer) => chunks.push(c));
-    reportStream.on('error', () => resolve());
-    reportStream.on('close', () => {
-      const failure = parseReport(Buffer.concat(chunks));
-      if (failure) reject(failure);
-      else resolve();
-    });
-  });
+  let listener: Promise<number | undefined> | undefined;
+  let report: Promise<Readable | null>;
+  if (handOver) {
+    const got = receiveListener(handOver[0]);
+    listener = got.then(
+      (r) => r.listener,
+      () => undefined,
+    );
+    report = got.then((r) => r.rest);
+  } else {
+    report = Promise.resolve(child.stdio[reportFd] as Readable | null);
+  }
+  const started = report.then(
+    (reportStream) =>
+      new Promise<void>((resolve, reject) => {
+        if (!reportStream) return resolve();
+        const chunks: Buffer[] = [];
+        reportStream.on('data', (c: Buffer) => chunks.push(c));
+        reportStream.on('error', () => resolve());
+        reportStream.on('close', () => {
+          const failure = parseReport(Buffer.concat(chunks));
+          if (failure) reject(failure);
+          else resolve();
+        });
+      }),
+  );
   // Handled by whoever awaits it; never an unhandled rejection when no one does.
   started.catch(() => {});
   const wrapperFds: Readable[] = [];
   for (let i = 0; i < wrapFds; i++) wrapperFds.push(child.stdio[3 + i] as Readable);
-  return { child, started, wrapperFds };
+  return { child, started, wrapperFds, listener };
+}
+
+function closeFd(fd: number): void {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  (require('node:fs') as typeof import('node:fs')).closeSync(fd);
+}
+
+/** The byte that carries the proxy's listener on the report socket (native/launcher/layers.h). */
+const LISTENER_RECORD = 'L'.charCodeAt(0);
+
+/**
+ * Reads the first byte of the report socket `fd` with recvmsg (non-blocking, looked at again a
+ * little later until it is there, as the broker does for its descriptors): the listener, or the
+ * first byte of a failure record, or EOF. The rest of the report is read as a stream, as without
+ * a listener, with that byte put back in front. Rejects (the launcher counts as failed) on
+ * anything else on the socket.
+ */
+function receiveListener(fd: number): Promise<{ listener?: number; rest: Readable | null }> {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const net = require('node:net') as typeof import('node:net');
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { PassThrough } = require('node:stream') as typeof import('node:stream');
+  const restOf = (first: number | undefined): Readable => {
+    const socket = new net.Socket({ fd, readable: true, writable: false });
+    if (first === undefined) return socket;
+    const rest = new PassThrough();
+    rest.write(Buffer.from([first]));
+    socket.pipe(rest);
+    socket.on('error', () => rest.destroy());
+    return rest;
+  };
+  return new Promise((resolve, reject) => {
+    const look = (delay: number) => {
+      let got: ReturnType<typeof native.recvFds>;
+      try {
+        got = native.recvFds(fd, 1);
+      } catch (err) {
+        closeFd(fd);
+        return reject(err);
+      }
+      if (got === null) {
+        setTimeout(() => look(Math.min(delay * 2, 10)), delay);
+        return;
+      }
+      if (got.byte === LISTENER_RECORD && got.fds.length === 1) return resolve({ listener: got.fds[0], rest: restOf(undefined) });
+      for (const extra of got.fds) closeFd(extra);
+      if (got.byte === -1) {
+        closeFd(fd);
+        return resolve({ rest: null });
+      }
+      resolve({ rest: restOf(got.byte) });
+    };
+    look(1);
+  });
 }
 
 /**

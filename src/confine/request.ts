@@ -29,6 +29,10 @@ export interface ConfineRequest {
   keepEnv: string[];
   /** --no-network: loopback only. */
   noNetwork: boolean;
+  /** --allow-host HOST…: only these hosts, through confine's proxy (src/confine/net/). */
+  allowHost: string[];
+  /** --net-log FILE: every connection through the proxy, as JSON lines. */
+  netLog?: string;
   /** --landlock-only: no namespaces. */
   landlockOnly: boolean;
   /** --headless: no one is at the screen (no broker). */
@@ -57,6 +61,7 @@ export function confineRequest(given: Pick<ConfineRequest, 'command'> & Partial<
     env: process.env,
     keepEnv: [],
     noNetwork: false,
+    allowHost: [],
     landlockOnly: false,
     headless: false,
     mounts: [],

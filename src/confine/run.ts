@@ -23,14 +23,15 @@ import { checkKeepName, describeEnvironment, filterEnvironment } from './environ
 import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
 import { JailName, NO_JAIL_WARNING, chooseJail, presetJail } from './jail';
 import { LandlockRuleset, buildRuleset, netRights, readLandlockAbi, rightNames, scopeNames } from './landlock';
-import type { FailureMessage, LaunchPlan } from './launch';
+import type { FailureMessage, LaunchPlan, Launched } from './launch';
 import { makeRunLaterDirs as makeRunLaterDirsIn, runLaterPaths } from './caches';
 import { forkNeighbours, keepUnderRunPaths } from './mount-plan';
 import { MountSpec, checkMountSources, parseMounts } from './mounts';
 import { Grant, Policy, buildPolicy, canRead, ensureHomeCaches, holdsHome, nodeFs, packageOf, protectedHomes } from './policy';
 import type { ResolvedPreset } from './presets';
+import type { NetChoice } from './net/options';
 import type { ConfineRequest } from './request';
-import type { Ended } from './wait';
+import type { Ended, Started } from './wait';
 
 export type { ConfineRequest } from './request';
 /** The request, under the name the plan's field has (plan.options). */
@@ -50,6 +51,8 @@ export interface ConfinePlan {
   jail: JailName;
   /** --mount, parsed (bwrap only). */
   mounts: MountSpec[];
+  /** --allow-host and --net-log, parsed (src/confine/net/options.ts); undefined: network open. */
+  net?: NetChoice;
   /** The directory the command works in: the fork, or -d DIR (resolved). */
   dir: string;
   /** Set once confine has made a fork; removed again if a later step fails. */
@@ -84,6 +87,9 @@ export interface ConfinePlan {
   seccomp?: SeccompPlanSpec;
   /** --no-network without a network namespace: Landlock handles TCP too. */
   denyNetwork: boolean;
+  /** --allow-host: the proxy's port on 127.0.0.1 as the command reaches it; `inside`: the
+   *  launcher makes that listener in the command's network namespace (src/confine/net/step.ts). */
+  proxy?: { port: number; inside: boolean };
   /** Descriptors the command keeps besides 0, 1, 2. */
   keepFds: number[];
   /** Why confine waits rather than becoming the command; empty: exec. */
@@ -95,6 +101,9 @@ export interface ConfinePlan {
   warnings: string[];
   /** Wait mode: run before the child starts, and after it ends (before --rm removes the fork). */
   beforeStart: (() => Promise<void> | void)[];
+  /** Wait mode, the launcher's jails: run once the launcher reports the sandbox exists, with what
+   *  it handed over (the proxy's listener); if one fails, the command is killed, never run. */
+  afterStart: ((sandbox: { listener?: number }) => Promise<void> | void)[];
   afterExit: ((result: Ended) => Promise<void> | void)[];
   /** How a waiting jail runs the plan and returns the status (bwrap, seatbelt, none). */
   runner?: (plan: ConfinePlan) => Promise<number>;
@@ -118,10 +127,11 @@ export async function confine(request: ConfineRequest): Promise<number> {
  * a helper fails after a fork was made, the fork and its base are removed.
  */
 export async function planConfine(request: ConfineRequest, mode: PlanMode, platform: NodeJS.Platform = process.platform): Promise<ConfinePlan> {
-  const { jail, mounts, said, withoutLandlock } = checkRequest(request, platform);
+  const { jail, mounts, said, withoutLandlock, net } = checkRequest(request, platform);
   const plan = newPlan(request, jail, mounts);
   plan.warnings.push(...said);
   if (withoutLandlock) plan.withoutLandlock = withoutLandlock;
+  plan.net = net;
   try {
     if (jail === 'landlock') await landlockJail(plan, mode);
     else if (jail === 'bwrap') await bwrapJail(plan, mode);
@@ -136,15 +146,16 @@ export async function planConfine(request: ConfineRequest, mode: PlanMode, platf
 
 /**
  * Usage errors, before anything is made: the jail against the platform, --mount specs (and that
- * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot.
- * Also the jail a preset runs its agent in when none is named (Codex: bwrap, so that its own
- * sandbox nests), and what confine says about that choice, once (`said`).
+ * their sources exist), --preset, -e names, --rm with -d, --no-network where the jail cannot,
+ * --allow-host and --net-log (parsed into the host rules). Also the jail a preset runs its agent
+ * in when none is named (Codex: bwrap, so that its own sandbox nests), and what confine says
+ * about that choice, once (`said`).
  */
 export function checkRequest(
   request: ConfineRequest,
   platform: NodeJS.Platform = process.platform,
   haveBwrap?: () => boolean,
-): { jail: JailName; mounts: MountSpec[]; said: string[]; withoutLandlock?: string } {
+): { jail: JailName; mounts: MountSpec[]; said: string[]; withoutLandlock?: string; net?: NetChoice } {
   const mounts = parseMounts(request.mounts);
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const presets = require('./presets') as typeof import('./presets');
@@ -158,7 +169,19 @@ export function checkRequest(
   }
   if (request.rm && request.dir !== undefined) throw usageError('--rm removes the fork confine makes; with -d there is none, and the directory is kept');
   if (request.noNetwork && jail !== 'landlock' && jail !== 'bwrap') throw usageError(`--no-network needs the landlock or bwrap jail (given: --jail ${jail})`);
-  return { jail, mounts, said: byPreset.said ? [byPreset.said] : [], ...(jail === 'bwrap' && byPreset.withoutLandlock ? { withoutLandlock: byPreset.withoutLandlock } : {}) };
+  // --allow-host and --net-log: loaded only when given (host rules bring node:net).
+  const net =
+    request.allowHost.length > 0 || request.netLog !== undefined
+      ? // eslint-disable-next-line @typescript-eslint/no-var-requires
+        (require('./net/options') as typeof import('./net/options')).netChoice(request, jail, platform)
+      : undefined;
+  return {
+    jail,
+    mounts,
+    said: byPreset.said ? [byPreset.said] : [],
+    ...(jail === 'bwrap' && byPreset.withoutLandlock ? { withoutLandlock: byPreset.withoutLandlock } : {}),
+    ...(net ? { net } : {}),
+  };
 }
 
 function newPlan(options: ConfineRequest, jail: JailName, mounts: MountSpec[]): ConfinePlan {
@@ -182,6 +205,7 @@ function newPlan(options: ConfineRequest, jail: JailName, mounts: MountSpec[]): 
     notes: [],
     warnings: [],
     beforeStart: [],
+    afterStart: [],
     afterExit: [],
   };
 }
@@ -198,7 +222,8 @@ export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<v
   // --explain asks the kernel now whether the namespaces work (the launcher tries them while
   // confine plans the rest). To run, the launcher asks it itself, just before it makes them
   // (a fork of its own, cheap), and falls back to what hardenLinux planned for Landlock alone.
-  const probes = mode === 'explain' ? startProbes(probeInput(plan)) : undefined;
+  // With --allow-host confine asks now too: the proxy is reached another way without them.
+  const probes = mode === 'explain' || plan.net ? startProbes(probeInput(plan)) : undefined;
   probes?.catch(() => {});
   await commonPlan(plan, mode);
   if (mode === 'run') makeHomeCaches(plan);
@@ -207,6 +232,7 @@ export async function landlockJail(plan: ConfinePlan, mode: PlanMode): Promise<v
   if (mode === 'run') makeRunLaterDirs(plan);
   hardenLinux(plan, probes ? await probes : undefined);
   makeRuleset(plan);
+  await filterNetwork(plan, mode);
   decideWait(plan);
 }
 
@@ -238,6 +264,7 @@ export async function bwrapJail(plan: ConfinePlan, mode: PlanMode): Promise<void
     plan.landlock?.rules.push(...bwrap.mountRules(plan.mounts, plan.abi));
   }
   runUnderBwrap(plan, program);
+  await filterNetwork(plan, mode);
   decideWait(plan);
 }
 
@@ -247,6 +274,8 @@ export async function seatbeltJail(plan: ConfinePlan, mode: PlanMode): Promise<v
   if (mode === 'run') makeHomeCaches(plan);
   grantPresetPaths(plan, mode);
   makePolicy(plan);
+  // The proxy first: the profile names its port.
+  await filterNetwork(plan, mode);
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   (require('./seatbelt') as typeof import('./seatbelt')).seatbeltStep(plan);
   decideWait(plan);
@@ -620,7 +649,9 @@ export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
     grants: plan.policy.grants,
     homes: plan.homes,
     env: plan.options.env,
-    noNetwork: plan.options.noNetwork,
+    // --allow-host asks for the network namespace too: its proxy is then the only way out.
+    noNetwork: plan.options.noNetwork || plan.net !== undefined,
+    networkOption: plan.net ? '--allow-host' : undefined,
     landlockOnly: plan.options.landlockOnly,
     abi: plan.abi,
     uid: process.getuid?.() ?? 0,
@@ -667,13 +698,25 @@ export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
 
 /** What the probes depend on, known before anything is made. */
 function probeInput(plan: ConfinePlan): Parameters<typeof startProbes>[0] {
-  return { env: plan.options.env, landlockOnly: plan.options.landlockOnly, noNetwork: plan.options.noNetwork, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  return { env: plan.options.env, landlockOnly: plan.options.landlockOnly, noNetwork: plan.options.noNetwork || plan.net !== undefined, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 }
 
 /** The Landlock ruleset from the grants. */
 export function makeRuleset(plan: ConfinePlan): void {
   if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the ruleset needs the policy first');
   plan.landlock = buildRuleset(plan.policy.grants, plan.abi, { denyNetwork: plan.denyNetwork });
+}
+
+/**
+ * --allow-host: confine's proxy, the command's only way out (src/confine/net/step.ts), where the
+ * jail can hold it to it (refused where not); --explain only asks whether it could.
+ */
+async function filterNetwork(plan: ConfinePlan, mode: PlanMode): Promise<void> {
+  if (!plan.net) return;
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const step = require('./net/step') as typeof import('./net/step');
+  if (mode === 'explain') step.proxyMode(plan);
+  else await step.networkStep(plan);
 }
 
 /** The bwrap jail's runner: bwrap, with the mount plan, running the launcher. */
@@ -703,7 +746,8 @@ function runUnderBwrap(plan: ConfinePlan, program: string): void {
       homes: plan.homes,
       ...shape,
       root: bwrap.rootEntries(),
-      shareNetwork: !plan.options.noNetwork,
+      // --no-network, and --allow-host (the launcher makes the proxy's listener in it).
+      shareNetwork: !plan.options.noNetwork && !plan.net,
       bindFiles: [launcher],
       file: launcherArgv[0],
       args: launcherArgv.slice(1),
@@ -724,7 +768,7 @@ function runUnderBwrap(plan: ConfinePlan, program: string): void {
         started.wrapperFds[0]?.on('data', (chunk: Buffer) => {
           status += chunk.toString('utf8');
         });
-        return started;
+        return afterStarted(p, started);
       },
       {
         failure: (err) => failureError(p, err),
@@ -866,6 +910,7 @@ export function launchPlanOf(plan: ConfinePlan): LaunchPlan {
     namespaces: plan.namespaces,
     seccomp: plan.seccomp,
     fallback: plan.fallback,
+    proxyListen: plan.proxy?.inside ? plan.proxy.port : undefined,
   };
 }
 
@@ -892,6 +937,8 @@ export function failureMessages(plan: ConfinePlan): FailureMessage[] {
 
 /** The error a failed exec or spawn becomes: 126 for execve (as a shell), 1 otherwise. */
 function failureError(plan: ConfinePlan, err: unknown): ArbError {
+  // Confine's own (an afterStart hook's), already said as it should be.
+  if (err instanceof ArbError) return err;
   const e = err as native.ConfineFailure;
   if (e.syscall === 'execve') {
     const prefix = `cannot run '${plan.file}': `;
@@ -938,7 +985,30 @@ export async function runPlan(plan: ConfinePlan): Promise<number> {
   const { runAndWait, waitable } = require('./wait') as typeof import('./wait');
   // Waiting without a PID namespace: the launcher stays as the command's parent and ends what
   // it leaves running, as the namespace's init does.
-  return runAndWait(waitable(plan), () => launch.spawnLauncher({ ...spec, reap: true }), { failure: (err) => failureError(plan, err) });
+  return runAndWait(waitable(plan), () => afterStarted(plan, launch.spawnLauncher({ ...spec, reap: true })), { failure: (err) => failureError(plan, err) });
+}
+
+/**
+ * The launcher as runAndWait waits for it, with the plan's afterStart hooks run once it reports
+ * the sandbox exists (with --allow-host: when it hands over the proxy's listener, made inside);
+ * if a hook fails, the command is killed and counts as never run.
+ */
+function afterStarted(plan: ConfinePlan, launched: Launched): Started {
+  if (plan.afterStart.length === 0) return launched;
+  const started = (async () => {
+    const listener = launched.listener ? await launched.listener : undefined;
+    // No listener: the launcher failed first (its report says why) or was killed.
+    if (launched.listener && listener === undefined) await launched.started;
+    try {
+      for (const f of plan.afterStart) await f({ listener });
+    } catch (err) {
+      launched.child.kill('SIGKILL');
+      throw err;
+    }
+    await launched.started;
+  })();
+  started.catch(() => {});
+  return { child: launched.child, started };
 }
 
 function formatPlain(err: ArbError): string {

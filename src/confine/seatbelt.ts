@@ -43,6 +43,31 @@ export interface SeatbeltPolicy {
   /** Paths known to be files, matched with `literal`; every other path is matched with
    *  `subpath`: itself and everything under it, so a directory made later is covered too. */
   files?: readonly string[];
+  /** --allow-host: the port of confine's proxy on 127.0.0.1, the only TCP/UDP peer allowed. */
+  proxyPort?: number;
+}
+
+/**
+ * The rules that leave the network to confine's proxy alone (--allow-host): connecting only to
+ * its loopback port, and to unix sockets but the system resolver's (the proxy resolves names, so
+ * a DNS query cannot carry data out); binding and accepting only on loopback, so the command
+ * cannot serve what it reads to another machine. The port is checked to be a port: it is the
+ * one value pasted into the profile's text.
+ */
+export function seatbeltNetworkRules(port: number): string[] {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ArbError('ARB_INTERNAL', `seatbelt: the proxy's port is not a port: ${port}`);
+  return [
+    "; --allow-host: the network only through confine's proxy, on this machine's loopback.",
+    '(deny network-outbound)',
+    `(allow network-outbound (remote ip "localhost:${port}"))`,
+    "; Unix sockets (the broker's, local services), but not the resolver: the proxy resolves names.",
+    '(allow network-outbound (remote unix-socket))',
+    '(deny network-outbound (remote unix-socket (path-literal "/private/var/run/mDNSResponder")))',
+    '; Servers only on loopback: nothing it reads is served to another machine.',
+    '(deny network-bind network-inbound)',
+    '(allow network-bind network-inbound (local ip "localhost:*"))',
+    '',
+  ];
 }
 
 /** A profile and the parameters it refers to, in the order given to sandbox-exec. */
@@ -184,6 +209,7 @@ export function seatbeltProfile(policy: SeatbeltPolicy): SeatbeltProfile {
     '(deny process-info*)',
     '(allow process-info* (target same-sandbox))',
     '',
+    ...(policy.proxyPort !== undefined ? seatbeltNetworkRules(policy.proxyPort) : []),
     '; The directory the command works in, last, so that no rule above takes it away.',
     `(allow file-read* file-write* ${directoryRef})`,
     '',
@@ -275,6 +301,7 @@ export function resolveSeatbeltPolicy(policy: SeatbeltPolicy, view: PathView = n
     writable,
     command: policy.command,
     files: [...new Set([...(policy.files ?? []).map(resolve), ...files])],
+    ...(policy.proxyPort !== undefined ? { proxyPort: policy.proxyPort } : {}),
   };
 }
 
@@ -373,6 +400,8 @@ export const seatbeltStep = (plan: import('./run').ConfinePlan): void => {
   if (!plan.policy) throw new ArbError('ARB_INTERNAL', 'the seatbelt step needs the policy step first');
   const run: SeatbeltRun = {
     ...seatbeltPolicyFromGrants({ homes: plan.homes, directory: plan.dir, grants: plan.policy.grants, command: [plan.file, ...plan.argv.slice(1)] }),
+    // --allow-host: the port of the proxy confine already listens on (src/confine/net/step.ts).
+    ...(plan.proxy ? { proxyPort: plan.proxy.port } : {}),
     env: plan.env,
   };
   plan.waitReasons.push('sandbox-exec');

@@ -18,6 +18,8 @@ function probeAgainstOutside(modeEnv: NodeJS.ProcessEnv, project: string, unconf
   const listener = `import socket,time\ns=socket.socket(socket.AF_UNIX)\ns.bind('\\0${name}')\ns.listen(5)\nopen('${project}/listening','w').close()\ntime.sleep(30)`;
   const runner = unconfined ? 'python3' : `node "$CLI" confine ${extra} -d ${project} -- python3`;
   const script = [
+    // The mark an earlier call left would let the probe run before this listener is bound.
+    `rm -f ${project}/listening`,
     'sleep 30 & victim=$!',
     `python3 -c "${listener}" & server=$!`,
     `for i in $(seq 100); do [ -e ${project}/listening ] && break; sleep 0.05; done`,

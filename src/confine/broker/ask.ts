@@ -33,6 +33,8 @@ export interface Question {
   remotes?: string[];
   /** Variables from the command that choose where the tool acts (`GH_REPO=OWNER/REPO`). */
   variables?: string[];
+  /** The first line, when the question is not about running a tool (--allow-host's hosts). */
+  heading?: string;
 }
 
 /** Each remote as `NAME URL` (branch:NAME for a branch that pushes to a URL), quoted. */
@@ -52,6 +54,8 @@ export function whereLines(q: Question): string[] {
   if ((q.remotes ?? []).length === 0) lines.push('no remote');
   return lines;
 }
+
+export const DEFAULT_HEADING = 'A confined command asks to run, outside the sandbox:';
 
 export interface AskOptions {
   /** The environment confine started with: CONFINE_ASK, DISPLAY, PATH come from here. */
@@ -113,7 +117,7 @@ export function displayCommandLine(argv: string[]): string {
 /** The text of the question, as every asker shows it. */
 export function questionText(q: Question, seconds = DIALOG_SECONDS): string {
   const lines = [
-    'A confined command asks to run, outside the sandbox:',
+    q.heading ?? DEFAULT_HEADING,
     '',
     displayCommandLine(q.argv),
     '',
@@ -141,7 +145,7 @@ function run(argv) {
   var app = $.NSApplication.sharedApplication;
   app.setActivationPolicy($.NSApplicationActivationPolicyAccessory);
   var alert = $.NSAlert.alloc.init;
-  alert.messageText = 'A confined command asks to run, outside the sandbox:';
+  alert.messageText = argv[4];
   alert.informativeText = line + '\\n\\nin ' + dir + (note ? '\\n\\nAsked every time: ' + note + '.' : '');
   alert.alertStyle = $.NSAlertStyleWarning;
   var deny = alert.addButtonWithTitle('Deny (' + left + ')');
@@ -181,7 +185,7 @@ function run(argv) {
 export function macDialogArgs(q: Question, seconds = DIALOG_SECONDS): string[] {
   // The first argument after the script is the command line, which starts with the tool's name,
   // so osascript cannot take it for an option.
-  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), [displayCommandLine([q.cwd]), ...whereLines(q)].join('\n'), q.note ?? '', q.offerAlways ? 'always' : 'once'];
+  return ['-l', 'JavaScript', '-e', macDialogScript(seconds), displayCommandLine(q.argv), [displayCommandLine([q.cwd]), ...whereLines(q)].join('\n'), q.note ?? '', q.offerAlways ? 'always' : 'once', q.heading ?? DEFAULT_HEADING];
 }
 
 /** zenity's arguments: Deny is the default (--default-cancel) and is chosen at the timeout. */

@@ -69,8 +69,15 @@ describe('the macOS dialog', () => {
     const args = macDialogArgs(evil);
     expect(args.slice(0, 3)).toEqual(['-l', 'JavaScript', '-e']);
     expect(args[3]).toBe(macDialogScript(10));
-    expect(args.slice(4)).toEqual([displayCommandLine(evil.argv), '/w', 'gh api can make any request', 'once']);
+    expect(args.slice(4)).toEqual([displayCommandLine(evil.argv), '/w', 'gh api can make any request', 'once', 'A confined command asks to run, outside the sandbox:']);
     expect(args[4].startsWith('gh ')).toBe(true);
+  });
+
+  it('takes another heading as an argument too (--allow-host asks about hosts)', () => {
+    const host: Question = { argv: ['connect', 'example.org'], cwd: '/w', offerAlways: true, heading: 'A confined command asks to reach a host:' };
+    expect(macDialogArgs(host)[8]).toBe('A confined command asks to reach a host:');
+    expect(macDialogScript(10)).not.toContain('example.org');
+    expect(questionText(host).split('\n')[0]).toBe('A confined command asks to reach a host:');
   });
 });
 
