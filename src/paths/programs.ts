@@ -55,3 +55,42 @@ export const SYSTEM_PATH = '/usr/bin:/bin:/usr/sbin:/sbin';
 export function systemProgram(name: string): string {
   return findProgram(name, SYSTEM_PATH) ?? name;
 }
+
+/**
+ * Whether this user (and so a command confined as this user, which has fewer rights still) could
+ * replace or change `file` by its permissions: the file or a directory above it is ours (chmod
+ * would make it writable) or writable by us, but for an entry of a sticky directory (/tmp) that
+ * is not ours. Both the path as named (a link in it could be swapped) and what it resolves to are
+ * checked. A root-owned checkout under /tmp is not replaceable; one the user owns anywhere is.
+ * Root can change everything, and an error answers yes: unsure is unsafe.
+ */
+export function replaceableByUser(file: string, uid: number | undefined = process.getuid?.()): boolean {
+  if (uid === undefined || uid === 0) return true;
+  try {
+    return chainReplaceable(path.resolve(file), uid) || chainReplaceable(fs.realpathSync(file), uid);
+  } catch {
+    return true;
+  }
+}
+
+/** replaceableByUser for one path, each component taken as it is (lstat: a link is an entry). */
+function chainReplaceable(p: string, uid: number): boolean {
+  const writable = (q: string) => {
+    try {
+      fs.accessSync(q, fs.constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let child = p;
+  const st = fs.lstatSync(child);
+  if (st.uid === uid || (!st.isSymbolicLink() && writable(child))) return true;
+  for (let dir = path.dirname(child); ; child = dir, dir = path.dirname(dir)) {
+    const d = fs.statSync(dir);
+    if (d.uid === uid) return true;
+    // Writable: its entries can be replaced, but in a sticky directory only by their owner.
+    if (writable(dir) && ((d.mode & 0o1000) === 0 /* not sticky */ || fs.lstatSync(child).uid === uid)) return true;
+    if (dir === '/') return false;
+  }
+}

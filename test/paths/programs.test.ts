@@ -45,3 +45,36 @@ describe('findProgram', () => {
     expect(['/usr/bin/ps', '/bin/ps']).toContain(systemProgram('ps'));
   });
 });
+
+describe('replaceableByUser (run as the unprivileged test user, whose rights a confined command has at most)', () => {
+  const { testEnv, itIf, REPO_ROOT } = require('../helpers/env') as typeof import('../helpers/env');
+  const { asUser } = require('../helpers/run') as typeof import('../helpers/run');
+  const env = testEnv();
+  const user = env.user;
+  const test = itIf(Boolean(user && env.userWork), env.userMissing ?? 'no test user');
+  const ask = (files: string[]): boolean[] => {
+    const script = `const { replaceableByUser } = require(${JSON.stringify(path.join(REPO_ROOT, 'dist', 'paths', 'programs.js'))}); console.log(JSON.stringify(JSON.parse(process.argv[1]).map((f) => replaceableByUser(f))));`;
+    const r = asUser(process.execPath, ['-e', script, JSON.stringify(files)]);
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as boolean[];
+  };
+
+  test('a root-owned checkout in a sticky /var/tmp is not; one the user owns, a link the user made, or a world-writable directory is', () => {
+    const sticky = fs.mkdtempSync('/var/tmp/arb-replaceable-');
+    try {
+      fs.chmodSync(sticky, 0o1777);
+      const rootOwned = exe(path.join(sticky, 'checkout', 'build', 'arb-launcher'));
+      fs.chmodSync(path.join(sticky, 'checkout'), 0o755);
+      const mine = exe(path.join(sticky, 'mine', 'arb-launcher'));
+      fs.chownSync(path.join(sticky, 'mine'), user!.uid, user!.gid);
+      const link = path.join(sticky, 'link-to-root-owned');
+      fs.symlinkSync(rootOwned, link);
+      fs.lchownSync(link, user!.uid, user!.gid);
+      const open = exe(path.join(sticky, 'open', 'arb-launcher'));
+      fs.chmodSync(path.join(sticky, 'open'), 0o777);
+      expect(ask([rootOwned, mine, link, open, path.join(sticky, 'missing')])).toEqual([false, true, true, true, true]);
+    } finally {
+      fs.rmSync(sticky, { recursive: true, force: true });
+    }
+  });
+});

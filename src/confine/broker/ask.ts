@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { isInsideAny } from '../../paths/inside';
-import { isUntrusted } from '../../paths/programs';
+import { isUntrusted, replaceableByUser } from '../../paths/programs';
 import { findOnPath } from './find-tools';
 import { killTree } from './process-tree';
 
@@ -319,7 +319,10 @@ export function isWritable(file: string, writable: readonly string[]): boolean {
   } catch {
     /* missing: running it fails, which is no */
   }
-  return isInsideAny(real, writable, 'resolved') || isInsideAny(file, writable, 'lexical');
+  if (!isInsideAny(real, writable, 'resolved') && !isInsideAny(file, writable, 'lexical')) return false;
+  // Inside a writable path, but the command (this user, with fewer rights) cannot change it: a
+  // root-owned installation or checkout under /tmp or /var/tmp.
+  return replaceableByUser(file);
 }
 
 /** Asks; resolves with the answer, which is no unless someone said once or always. */
