@@ -40,6 +40,9 @@ export interface FsView {
   /** Whether the path (links followed) is a regular file someone may run (a mode bit x). Views
    *  without it grant no packages of programs on $PATH. */
   isExecutableFile?(p: string): boolean;
+  /** Whether the path itself is a symbolic link (not followed). Views without it resolve every
+   *  entry of a $PATH directory to learn where it leads. */
+  isSymlink?(p: string): boolean;
 }
 
 export const nodeFs: FsView = {
@@ -68,6 +71,13 @@ export const nodeFs: FsView = {
     try {
       const st = fs.statSync(p);
       return st.isFile() && (st.mode & 0o111) !== 0;
+    } catch {
+      return false;
+    }
+  },
+  isSymlink(p) {
+    try {
+      return fs.lstatSync(p).isSymbolicLink();
     } catch {
       return false;
     }
@@ -157,6 +167,9 @@ export function packagesOnPath(entry: string, roots: readonly string[], view: Fs
   const out: { path: string; given: string }[] = [];
   for (const name of (view.readdir(entry) ?? []).sort()) {
     const given = path.join(entry, name);
+    // Only a link leads out of the (resolved) directory: a file in it needs no resolving, and a
+    // directory of shims (pyenv's, cargo's) holds hundreds.
+    if (view.isSymlink && !view.isSymlink(given)) continue;
     const real = view.realpath(given);
     if (real === undefined || isInside(real, entry, 'lexical')) continue;
     const root = roots.find((r) => isInside(real, r, 'lexical'));

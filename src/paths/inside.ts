@@ -45,5 +45,7 @@ export function isInside(p: string, dir: string, how: InsideHow): boolean {
 
 /** Whether `p` is inside any of `dirs` (see isInside). */
 export function isInsideAny(p: string, dirs: readonly string[], how: InsideHow): boolean {
-  return dirs.some((d) => isInside(p, d, how));
+  // `p` resolved once, not once per directory (PATH entries are checked against many).
+  const at = how === 'resolved' ? resolveExisting(p) : path.resolve(p);
+  return dirs.some((d) => lexicallyInside(at, how === 'resolved' ? resolveExisting(d) : path.resolve(d)));
 }

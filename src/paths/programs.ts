@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { isInsideAny } from './inside';
+import { isInsideAny, resolveExisting } from './inside';
 
 /**
  * Where any confined command may write whatever it was given: the temporary directories and the
@@ -31,9 +31,12 @@ export function isUntrusted(file: string, untrusted: readonly string[]): boolean
  * directory) are skipped.
  */
 export function findProgram(name: string, searchPath: string | undefined, untrusted: readonly string[] = []): string | undefined {
+  // isUntrusted, with the untrusted directories resolved once rather than once per PATH entry.
+  const resolved = untrusted.map(resolveExisting);
+  const untrustedPlace = (p: string) => isInsideAny(p, untrusted, 'lexical') || isInsideAny(resolveExisting(p), resolved, 'lexical');
   for (const dir of (searchPath ?? '').split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
-    if (isUntrusted(dir, untrusted)) continue;
+    if (untrustedPlace(dir)) continue;
     const file = path.join(dir, name);
     try {
       const st = fs.statSync(file);
@@ -42,7 +45,7 @@ export function findProgram(name: string, searchPath: string | undefined, untrus
     } catch {
       continue;
     }
-    if (isUntrusted(file, untrusted)) continue;
+    if (untrustedPlace(file)) continue;
     return file;
   }
   return undefined;
