@@ -141,6 +141,27 @@ describe('arb confine --allow-host (network namespace)', () => {
     expect(r.stdout).toMatch(/CONNECT tunnel failed, response 403/);
   });
 
+  test("Node's fetch with a proxy agent (undici's ProxyAgent on HTTPS_PROXY) reaches an allowed host, and gets the 403 elsewhere", () => {
+    // undici, copied where the confined user can read it (a checkout under /tmp is hidden inside).
+    const undici = path.join(area, 'node_modules', 'undici');
+    if (!fs.existsSync(undici)) {
+      fs.cpSync(path.dirname(require.resolve('undici/package.json')), undici, { recursive: true });
+      execFileSync('chmod', ['-R', 'a+rX', path.join(area, 'node_modules')]);
+    }
+    const script = [
+      `const { ProxyAgent, fetch } = require(${JSON.stringify(undici)});`,
+      `const ca = require('fs').readFileSync(${JSON.stringify(cert)});`,
+      `const dispatcher = new ProxyAgent({ uri: process.env.HTTPS_PROXY, requestTls: { ca } });`,
+      `const get = (u) => fetch(u, { dispatcher }).then((r) => r.text().then((t) => console.log(u, r.status, t.trim())), (e) => console.log(u, 'failed', String(e.cause && e.cause.message)));`,
+      `get('https://${PKG}:${ports.https}/hello').then(() => get('https://${OTHER}/x'));`,
+    ].join(' ');
+    const r = confined(['--headless', '--allow-host', `${PKG}:${ports.https}`], `node -e ${q(script)}`);
+    expect(r.stdout).toContain(`https://${PKG}:${ports.https}/hello 200 hello from ${PKG}:${ports.https}\n`);
+    // undici turns the proxy's 403 to CONNECT into "Request was cancelled": the host is not reached.
+    expect(r.stdout).toContain(`https://${OTHER}/x failed`);
+    expect(r.stdout).not.toContain(`hello from ${OTHER}`);
+  });
+
   test("Node 20's fetch ignores HTTPS_PROXY, so it reaches nothing (documented: use a proxy agent)", () => {
     const r = confined(['--headless', '--allow-host', `${PKG}:${ports.https}`], `node -e ${q(`fetch('https://${PKG}:${ports.https}/hello').then((r) => console.log('status', r.status), (e) => console.log('failed', e.cause && e.cause.code))`)}`);
     expect(r.stdout.trim()).toBe('failed ECONNREFUSED');
