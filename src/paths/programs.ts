@@ -22,7 +22,13 @@ export function commonlyWritable(env: NodeJS.ProcessEnv, home: string | undefine
 
 /** Whether `file` (or the directory it is found in, or what it links to) is among `untrusted`. */
 export function isUntrusted(file: string, untrusted: readonly string[]): boolean {
-  return isInsideAny(file, untrusted, 'lexical') || isInsideAny(file, untrusted, 'resolved');
+  return untrustedTest(untrusted)(file);
+}
+
+/** isUntrusted for many paths against one list, the list's directories resolved once. */
+export function untrustedTest(untrusted: readonly string[]): (file: string) => boolean {
+  const resolved = untrusted.map(resolveExisting);
+  return (file) => isInsideAny(file, untrusted, 'lexical') || isInsideAny(resolveExisting(file), resolved, 'lexical');
 }
 
 /**
@@ -31,9 +37,7 @@ export function isUntrusted(file: string, untrusted: readonly string[]): boolean
  * directory) are skipped.
  */
 export function findProgram(name: string, searchPath: string | undefined, untrusted: readonly string[] = []): string | undefined {
-  // isUntrusted, with the untrusted directories resolved once rather than once per PATH entry.
-  const resolved = untrusted.map(resolveExisting);
-  const untrustedPlace = (p: string) => isInsideAny(p, untrusted, 'lexical') || isInsideAny(resolveExisting(p), resolved, 'lexical');
+  const untrustedPlace = untrustedTest(untrusted);
   for (const dir of (searchPath ?? '').split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
     if (untrustedPlace(dir)) continue;
