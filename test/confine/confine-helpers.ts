@@ -1,5 +1,6 @@
 // Shared by the confine tests: projects owned by the unprivileged test user, and probe.py run
 // confined, its answers parsed so that each allowed/denied pair asserts an errno.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -76,4 +77,12 @@ export function confineProbe(confineArgs: string[], ops: string[], options: RunO
 export function answer(run: ProbeRun, op: string): string | undefined {
   const i = op.indexOf(':');
   return run.results[`${op.slice(0, i)} ${op.slice(i + 1)}`];
+}
+
+/** git's environment for fixtures: an identity, none of the machine's configuration. */
+export const FIXTURE_GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+
+/** git on a fixture, never running what is in it (no hooks, no fsmonitor). */
+export function fixtureGit(dir: string, args: string[]): string {
+  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'safe.directory=*', ...args], { cwd: dir, env: FIXTURE_GIT_ENV, encoding: 'utf8' });
 }

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 
 import { itIf, testEnv } from '../../helpers/env';
 import { RunResult, arbAsUser, asUser } from '../../helpers/run';
-import { removeUserArea, userDir, userFile } from '../confine-helpers';
+import { removeUserArea, userDir, userFile, fixtureGit as git } from '../confine-helpers';
 
 const env = testEnv();
 const user = env.user;
@@ -19,18 +19,12 @@ const test = itIf(ready, env.userMissing ?? 'no test user');
 
 /** The shim is arb, run by the node on the command's PATH. */
 const NODE_DIR = path.dirname(process.execPath);
-const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 
 let tools: string;
 let markers: string;
 let project: string;
 let remote: string;
 let sentinel: string;
-
-/** git on a fixture, never running what is in it. */
-function git(dir: string, args: string[]): string {
-  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'safe.directory=*', ...args], { cwd: dir, env: GIT_ENV, encoding: 'utf8' });
-}
 
 beforeAll(() => {
   if (!ready) return;

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 
 import { testEnv, itIf } from '../../helpers/env';
 import { RunResult, arbAsUser } from '../../helpers/run';
-import { PROBE, parseProbe, removeUserArea, userDir, userFile } from '../confine-helpers';
+import { PROBE, parseProbe, removeUserArea, userDir, userFile, fixtureGit as git } from '../confine-helpers';
 
 const env = testEnv();
 const user = env.user;
@@ -24,12 +24,6 @@ let project: string;
 /** The shim is arb, run by the node on the command's PATH. */
 const NODE_DIR = path.dirname(process.execPath);
 const allowFile = () => path.join(user!.home, '.config', 'confine', 'allow');
-
-const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-/** git on a fixture, never running what is in it (no hooks, no fsmonitor). */
-function git(dir: string, args: string[]): string {
-  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'safe.directory=*', ...args], { cwd: dir, env: GIT_ENV, encoding: 'utf8' });
-}
 
 beforeAll(() => {
   if (!ready) return;
