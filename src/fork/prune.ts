@@ -25,7 +25,7 @@ import { ArbError } from '../errors';
 import { isInside } from '../paths/inside';
 import { ForkEntry, examine, listForks, showPath, timeAgo } from './list';
 import { removeTree } from './remove';
-import { processIn, processPlaces } from '../tree/processes';
+import { processPlaces, processesIn } from '../tree/processes';
 
 export const LEFT_ALONE_MS = 60 * 60 * 1000;
 
@@ -56,7 +56,7 @@ function onlyHereReason(e: ForkEntry): KeptReason {
 }
 
 function keepReason(e: ForkEntry, now: number, places: { pid: number; place: string }[]): KeptReason | undefined {
-  if (e.fork && e.status !== 'not-a-directory' && processIn(e.fork, places) !== undefined) return 'in-use';
+  if (e.fork && e.status !== 'not-a-directory' && processesIn(e.fork, places).length > 0) return 'in-use';
   switch (e.status) {
     case 'only-here':
       return onlyHereReason(e);

@@ -40,17 +40,6 @@ export function processPlaces(): ProcessPlace[] {
   return out;
 }
 
-/** A process working in `dir` (by its real path), or undefined. */
-export function processIn(dir: string, places: ProcessPlace[]): number | undefined {
-  let real: string;
-  try {
-    real = fs.realpathSync(dir);
-  } catch {
-    return undefined;
-  }
-  return places.find((p) => isInside(p.place, real, 'lexical'))?.pid;
-}
-
 /** Every process working in `dir` (by its real path), each pid once. */
 export function processesIn(dir: string, places: ProcessPlace[] = processPlaces()): number[] {
   let real: string;
