@@ -6,7 +6,6 @@
 // it, never into another file system, and directories without write permission (kept from the
 // source) given rwx for their owner through those descriptors. Without the addon (a build that
 // lacks removeTree), `rm -rf` does it: GNU and BSD rm walk with fts, by descriptors too.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -52,6 +51,10 @@ function removeWithRm(p: string, expect?: { dev: number; ino: number }): Removal
   const oneFs = process.platform === 'linux' ? ['--one-file-system'] : [];
   // rm and chmod of the system, never ones on a PATH entry a confined command could write.
   const rm = systemProgram('rm');
+  // Loaded here, not at the top: confine imports this module, and starting it needs none of
+  // child_process (which brings streams and sockets with it).
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
   let r = spawnSync(rm, ['-rf', ...oneFs, '--', p], { encoding: 'utf8' });
   if (r.status !== 0 && fs.existsSync(p)) {
     spawnSync(systemProgram('chmod'), ['-R', 'u+rwx', '--', p]);

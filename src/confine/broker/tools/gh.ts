@@ -5,7 +5,6 @@
 // flags) and that reaches for nothing outside the directory can be allowed always; everything
 // else is asked about every time, and what would hand the command your credentials or gh's own
 // configuration is never run.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -282,6 +281,10 @@ export const GH_FIXED_ENV: Record<string, string> = {
 function ghToken(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const clean: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_')) clean[k] = v;
+  // Loaded here, not at the top: confine reads this table at every start, and needs
+  // child_process (which brings streams and sockets with it) only once gh is asked for.
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { execFile } = require('node:child_process') as typeof import('node:child_process');
   return new Promise((resolve) => {
     execFile(program, ['auth', 'token'], { cwd: '/', env: clean, timeout: 10_000, maxBuffer: 64 * 1024 }, (err, stdout) => {
       const token = String(stdout ?? '').trim();
