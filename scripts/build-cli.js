@@ -59,7 +59,8 @@ try {
 } catch {
   // No cache: V8 compiles the source.
 }
-new Script(wrap(readFileSync(file, 'utf8')), { filename: file, cachedData }).runInThisContext()(exports, require, module, __filename, __dirname);
+// The bundle is ASCII (esbuild escapes the rest): read as latin1, V8 takes its bytes as they are.
+new Script(wrap(readFileSync(file, 'latin1')), { filename: file, cachedData }).runInThisContext()(exports, require, module, __filename, __dirname);
 `;
 
 /** The directory a file would be run from without the bundle. */
@@ -254,6 +255,11 @@ async function main() {
     // require(candidate) of the addon cannot be bundled, and is not meant to be.
     logOverride: { 'unsupported-require-call': 'silent' },
     legalComments: 'none',
+    // Less to read and keep at each start (0.42 MB instead of 0.58); names stay, for stack traces.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // ASCII only, which the executable reads as latin1 (no UTF-8 decoding).
+    charset: 'ascii',
     write: false,
   });
   if (result.errors.length) process.exit(1);

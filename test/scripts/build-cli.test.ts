@@ -24,6 +24,19 @@ describe('the built executable', () => {
     expect(r.stdout).toBe('false');
   });
 
+  itBundled('is ASCII, which the loader reads as latin1: text beyond ASCII still prints as written', () => {
+    const bytes = fs.readFileSync(path.join(DIST, 'cli.bundle.js'));
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    expect(fs.readFileSync(path.join(DIST, 'cli.js'), 'utf8')).toContain("readFileSync(file, 'latin1')");
+    const dir = tempDir('arb-build-cli-');
+    try {
+      const r = spawnSync(process.execPath, [path.join(DIST, 'cli.js'), 'confine', '--explain', '-d', dir, 'true'], { encoding: 'utf8' });
+      expect(r.stdout).toContain('caches (pip, go, node-gyp, \u2026)');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   itBundled("makes neither process.stdout nor yargs' help layout where no help is shown, without patching yargs' text", () => {
     // yargs reads process.stdout.columns when it loads, and requires cliui and string-width: the
     // bundle makes the first read nothing and the modules lazy (a stand-in module each).
