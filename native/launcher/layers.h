@@ -95,13 +95,11 @@ struct FailureMessage {
   std::string text;
 };
 
-// Where the namespaces do not work (probed in a fork of the launcher, with `probe`, just before
-// the real ones are made): Landlock alone, with these network rights and seccomp, after saying
-// `text` on stderr ({syscall}, {errno}, {path}: what failed); or, with `refuse`, saying it and
-// running nothing.
+// Where the namespaces do not work (EnterNamespacesOrSayWhy finds it making the real ones):
+// Landlock alone, with these network rights and seccomp, after saying `text` on stderr
+// ({syscall}, {errno}, {path}: what failed); or, with `refuse`, saying it and running nothing.
 struct Fallback {
   bool present = false;
-  NamespacePlan probe;
   uint64_t handledNet = 0;
   bool denyNetwork = false;
   bool refuse = false;
@@ -154,9 +152,29 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure);
 // passes signals on, waits for the command, kills what it left running, exits as it did.
 [[noreturn]] void SubreapAndExit(pid_t command, const sigset_t* mask);
 
-// Whether the namespaces `probe` describes can be made here: tried in a child (which makes them,
-// then exits), so that nothing in this process changes. False and *failure filled if not.
-bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure);
+// Whether a failure making the namespaces says they do not work on this machine at all, not
+// that this plan cannot be carried out: unshare, the id maps, the first mounts (on /: the mount
+// tree made private, the root read-only), the PID namespace's /proc, loopback, or a system call
+// the kernel lacks. Such a failure is what a kernel without user namespaces, a container that
+// forbids nesting them, or an LSM that strips their capabilities gives; a failure on a path the
+// plan names is not, and is never a reason to run with less.
+bool NamespacesUnsupported(const ErrnoFailure& failure);
+
+// What EnterNamespacesOrSayWhy returned, and in which process.
+enum class Entered {
+  kYes,          // in the process that goes on to become the command
+  kUnsupported,  // in the launcher, nothing made (the child is gone): *failure says why
+  kFailed,       // in the process that failed, for a reason NamespacesUnsupported rejects
+};
+
+// EnterNamespaces in a child, the launcher waiting outside: there is no going back from
+// unshare, so where the namespaces may not work (the plan has a fallback) they are tried for
+// real in a child rather than probed first (which made and tore down a second set each start).
+// The process that becomes the command writes one byte on a pipe first; the launcher then waits
+// for the child and exits as it does (passing signals on as the reaper does). If, instead, a
+// process failed in a way NamespacesUnsupported accepts, it writes the failure on the pipe and
+// exits, and the launcher returns kUnsupported to run the fallback.
+Entered EnterNamespacesOrSayWhy(const NamespacePlan& plan, ErrnoFailure* failure);
 
 // landlock_create_ruleset, a rule per path (opened O_PATH), PR_SET_NO_NEW_PRIVS,
 // landlock_restrict_self.

@@ -7,9 +7,9 @@
 //   arb-launcher --plan-fd N [--report-fd M]
 //
 // reset signals -> read the plan from N (plan.cc), close N -> [die with confine] -> close every
-// descriptor but 0-2, the kept ones and M -> [do namespaces work here? asked in a fork, with a
-// probe plan; if not, Landlock alone as the plan's fallback says, and said on stderr] ->
-// namespaces and mounts (namespaces.cc) -> [--allow-host: the proxy's listener on
+// descriptor but 0-2, the kept ones and M -> namespaces and mounts (namespaces.cc; with a
+// fallback, made in a child, the launcher waiting outside: where they do not work at all,
+// Landlock alone as the fallback says, said on stderr) -> [--allow-host: the proxy's listener on
 // 127.0.0.1:PORT in the network namespace, sent to confine on M (proxy_listener.cc)] -> [without
 // a PID namespace, when confine waits: fork, this process the subreaper that ends what the
 // command leaves running] -> chdir (or fchdir to the plan's cwd-fd, then closed) ->
@@ -205,25 +205,35 @@ int Main(int argc, char** argv) {
   std::vector<int> left(plan.keepFds);
   if (plan.cwdFd >= 0) left.push_back(plan.cwdFd);
   if (!CloseOthers(left, reportFd, &failure)) Report(plan, reportFd, failure, false);
+  bool entered = !plan.namespaces.enabled;
   if (plan.namespaces.enabled && plan.fallback.present) {
     ErrnoFailure why;
-    if (!NamespacesWork(plan.fallback.probe, &why)) {
-      // Landlock alone, as confine planned it for this case, said on stderr.
-      std::string text = plan.fallback.text;
-      if (why.path.empty()) Replace(&text, " {path}", "");
-      Replace(&text, "{syscall}", why.syscall);
-      Replace(&text, "{errno}", ErrnoName(why.err));
-      Replace(&text, "{path}", why.path);
-      WriteAll(2, text + "\n");
-      // The proxy's listener needs the network namespace: never made on the host's loopback
-      // (confine probes first with --allow-host, so its plans carry no fallback).
-      if (plan.fallback.refuse || plan.proxyListen != 0) _exit(1);
-      plan.namespaces.enabled = false;
-      plan.landlock.handledNet = plan.fallback.handledNet;
-      plan.seccomp.denyNetwork = plan.fallback.denyNetwork;
+    switch (EnterNamespacesOrSayWhy(plan.namespaces, &why)) {
+      case Entered::kYes:
+        entered = true;
+        break;
+      case Entered::kFailed:
+        Report(plan, reportFd, why, false);
+      case Entered::kUnsupported: {
+        // Landlock alone, as confine planned it for this case, said on stderr.
+        std::string text = plan.fallback.text;
+        if (why.path.empty()) Replace(&text, " {path}", "");
+        Replace(&text, "{syscall}", why.syscall);
+        Replace(&text, "{errno}", ErrnoName(why.err));
+        Replace(&text, "{path}", why.path);
+        WriteAll(2, text + "\n");
+        // The proxy's listener needs the network namespace: never made on the host's loopback
+        // (confine probes first with --allow-host, so its plans carry no fallback).
+        if (plan.fallback.refuse || plan.proxyListen != 0) _exit(1);
+        plan.namespaces.enabled = false;
+        plan.landlock.handledNet = plan.fallback.handledNet;
+        plan.seccomp.denyNetwork = plan.fallback.denyNetwork;
+        entered = true;
+        break;
+      }
     }
   }
-  if (plan.namespaces.enabled && !EnterNamespaces(plan.namespaces, &failure)) Report(plan, reportFd, failure, false);
+  if (!entered && !EnterNamespaces(plan.namespaces, &failure)) Report(plan, reportFd, failure, false);
   if (plan.probe) _exit(0);
   if (plan.proxyListen != 0) {
     // In the network namespace (the launcher's, or bwrap's around it), loopback up: the proxy's

@@ -26,6 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
+
 #include "common/errno_failure.h"
 #include "common/unique_fd.h"
 #include "launcher/layers.h"
@@ -415,62 +418,6 @@ int KillChildren(pid_t except) {
   ExitAs(commandStatus);
 }
 
-// pipe2 -> fork -> child: EnterNamespaces(probe), then _exit(0) in the command's place, or the
-// failure over the pipe ("syscall\0errno\0path\0"). The launcher is single-threaded, so the
-// fork is cheap and safe; the child dies with it.
-bool NamespacesWork(const NamespacePlan& probe, ErrnoFailure* failure) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return Fail(failure, errno, "pipe2");
-  UniqueFd readEnd(p[0]);
-  UniqueFd writeEnd(p[1]);
-  sigset_t mask;
-  BlockAll(&mask);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int err = errno;
-    sigprocmask(SIG_SETMASK, &mask, nullptr);
-    return Fail(failure, err, "fork");
-  }
-  if (pid == 0) {
-    sigprocmask(SIG_SETMASK, &mask, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    readEnd.reset();
-    ErrnoFailure f;
-    if (EnterNamespaces(probe, &f)) _exit(0);
-    std::string record = f.syscall + '\0' + std::to_string(f.err) + '\0' + f.path + '\0';
-    ssize_t ignored = write(writeEnd.get(), record.data(), record.size());
-    (void)ignored;
-    _exit(1);
-  }
-  sigprocmask(SIG_SETMASK, &mask, nullptr);
-  writeEnd.reset();
-  std::string got;
-  char buf[512];
-  for (;;) {
-    ssize_t n = read(readEnd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (got.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  size_t a = got.find('\0');
-  size_t b = a == std::string::npos ? a : got.find('\0', a + 1);
-  if (b == std::string::npos) {
-    failure->err = EIO;
-    failure->syscall = "waitpid";
-    failure->path = "";
-    return false;
-  }
-  size_t c = got.find('\0', b + 1);
-  failure->syscall = got.substr(0, a);
-  failure->err = atoi(got.substr(a + 1, b - a - 1).c_str());
-  failure->path = got.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
-  return false;
-}
-
 // unshare -> setgroups "deny", uid_map, gid_map (the user mapped to itself, so files keep
 // their owners) -> the mount plan -> loopback up -> [fork: reaper | fork: init | command].
 bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
@@ -535,6 +482,89 @@ bool EnterNamespaces(const NamespacePlan& plan, ErrnoFailure* failure) {
   DefaultForwarded();
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   return true;
+}
+
+bool NamespacesUnsupported(const ErrnoFailure& f) {
+  if (f.err == ENOSYS || f.syscall == "unshare") return true;
+  if (f.path.rfind("/proc/self/", 0) == 0) return true;  // setgroups, uid_map, gid_map
+  if ((f.syscall == "mount" || f.syscall == "mount_setattr") && (f.path == "/" || f.path == "/proc")) return true;
+  return f.path == "lo";  // loopback in a new network namespace
+}
+
+// pipe2 -> fork -> child: EnterNamespaces -> the command's process writes 'K' | a process that
+// failed (NamespacesUnsupported) writes 'F' "syscall\0errno\0path\0" and exits. The launcher
+// reads: 'K' -> waits for the child and exits as it does; 'F' -> waits for the child, returns
+// kUnsupported; EOF -> the child failed otherwise and said so itself: exits as it did.
+Entered EnterNamespacesOrSayWhy(const NamespacePlan& plan, ErrnoFailure* failure) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    Fail(failure, errno, "pipe2");
+    return Entered::kFailed;
+  }
+  UniqueFd readEnd(p[0]);
+  UniqueFd writeEnd(p[1]);
+  pid_t launcher = getpid();
+  sigset_t mask;
+  BlockAll(&mask);
+  pid_t child = fork();
+  if (child < 0) {
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    Fail(failure, err, "fork");
+    return Entered::kFailed;
+  }
+  if (child == 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    readEnd.reset();
+    // The launcher gone (confine killed outright): so is everything below it.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+      Fail(failure, errno, "prctl");
+      return Entered::kFailed;
+    }
+    if (getppid() != launcher) _exit(1);
+    if (EnterNamespaces(plan, failure)) {
+      ssize_t ignored = write(writeEnd.get(), "K", 1);
+      (void)ignored;
+      return Entered::kYes;  // writeEnd closes here; the reaper and init closed theirs
+    }
+    if (!NamespacesUnsupported(*failure)) return Entered::kFailed;
+    std::string record = "F" + failure->syscall + '\0' + std::to_string(failure->err) + '\0' + failure->path + '\0';
+    ssize_t ignored = write(writeEnd.get(), record.data(), record.size());
+    (void)ignored;
+    _exit(1);
+  }
+  writeEnd.reset();
+  std::string got;
+  char buf[512];
+  for (;;) {
+    ssize_t n = read(readEnd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+    if (got[0] == 'K' || std::count(got.begin(), got.end(), '\0') >= 3) break;
+  }
+  readEnd.reset();
+  if (!got.empty() && got[0] == 'K') {
+    // The reaper's part, one level up: signals passed on to the child, its status taken as ours.
+    SharedStatus none = {0, 0};
+    Reap(child, &none, &mask);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  size_t a = got.find('\0');
+  size_t b = a == std::string::npos ? a : got.find('\0', a + 1);
+  size_t c = b == std::string::npos ? b : got.find('\0', b + 1);
+  if (got.empty() || got[0] != 'F' || c == std::string::npos) {
+    // The child failed and reported it itself (or was killed): end as it did.
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    ExitAs(status);
+  }
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  failure->syscall = got.substr(1, a - 1);
+  failure->err = atoi(got.substr(a + 1, b - a - 1).c_str());
+  failure->path = got.substr(b + 1, c - b - 1);
+  return Entered::kUnsupported;
 }
 
 }  // namespace arb

@@ -15,8 +15,7 @@
 //   proxy-listen PORT           (needs --report-fd: the listener goes back on it)
 //   parent PID                  probe                  reap
 //   on-failure SYSCALL ERRNO_NAME EXIT_CODE TEXT
-//   fallback HANDLED_NET DENY_NETWORK REFUSE TEXT
-//   probe-namespaces PID NET UID GID READ_ONLY_ROOT     probe-mount (as mount)
+//   fallback HANDLED_NET DENY_NETWORK REFUSE TEXT         (where the namespaces do not work)
 //   end
 #include <limits.h>
 #include <stdlib.h>
@@ -136,8 +135,8 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       Fallback& fb = plan->fallback;
       fb.present = true;
       if (!r.Number(&fb.handledNet) || !r.Flag(&fb.denyNetwork) || !r.Flag(&fb.refuse) || !r.Next(&fb.text)) return bad(word);
-    } else if (word == "namespaces" || word == "probe-namespaces") {
-      NamespacePlan& ns = word == "namespaces" ? plan->namespaces : plan->fallback.probe;
+    } else if (word == "namespaces") {
+      NamespacePlan& ns = plan->namespaces;
       ns.enabled = true;
       if (!r.Flag(&ns.pid) || !r.Flag(&ns.net) || !r.Number(&a) || !r.Number(&b) || a > 4294967294ULL ||
           b > 4294967294ULL || !r.Flag(&ns.mounts.readOnlyRoot)) {
@@ -145,8 +144,8 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
       }
       ns.uid = static_cast<uid_t>(a);
       ns.gid = static_cast<gid_t>(b);
-    } else if (word == "mount" || word == "probe-mount") {
-      MountPlan& mounts = word == "mount" ? plan->namespaces.mounts : plan->fallback.probe.mounts;
+    } else if (word == "mount") {
+      MountPlan& mounts = plan->namespaces.mounts;
       MountOp op;
       std::string kind;
       if (!r.Next(&kind) || !KindOf(kind, &op.kind) || !r.Next(&op.path) || !AbsolutePath(op.path) ||
@@ -190,7 +189,7 @@ bool ParsePlan(const std::string& bytes, LaunchPlan* plan, std::string* error) {
     *error = "the plan names no cwd, file or argv";
     return false;
   }
-  if (plan->cwdFd >= 0 && (plan->namespaces.enabled || plan->fallback.probe.enabled)) {
+  if (plan->cwdFd >= 0 && plan->namespaces.enabled) {
     // A directory opened outside would lead out of the mount namespace's view.
     *error = "cwd-fd cannot be used with namespaces";
     return false;

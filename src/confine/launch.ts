@@ -23,13 +23,13 @@ export interface FailureMessage {
 }
 
 /**
- * What the launcher does where the namespaces do not work (it asks with `namespaces`, a probe
- * plan, in a fork of its own just before it makes the real ones): Landlock alone, with these
- * network rights and seccomp, after saying `text` ({syscall}, {errno}, {path}: what failed) on
- * stderr; or, with `refuse`, saying it and running nothing (exit 1).
+ * What the launcher does where the namespaces do not work (it finds out making the real ones, in
+ * a child: unshare, the id maps, a mount on / or /proc, loopback or a missing system call fail;
+ * never a failure on a path the plan names): Landlock alone, with these network rights and seccomp, after saying `text`
+ * ({syscall}, {errno}, {path}: what failed) on stderr; or, with `refuse`, saying it and running
+ * nothing (exit 1).
  */
 export interface Fallback {
-  namespaces: NamespacePlanSpec;
   handledAccessNet: bigint;
   denyNetwork: boolean;
   text: string;
@@ -108,8 +108,6 @@ export function encodeLaunchPlan(plan: LaunchPlan, extra: { parent?: number; pro
   const fb = plan.fallback;
   if (fb) {
     words.push('fallback', fb.handledAccessNet.toString(), flag(fb.denyNetwork), flag(fb.refuse), check('fallback', fb.text));
-    words.push('probe-namespaces', flag(fb.namespaces.pid), flag(fb.namespaces.net), String(fb.namespaces.uid), String(fb.namespaces.gid), flag(fb.namespaces.readOnlyRoot ?? true));
-    for (const op of fb.namespaces.mounts) words.push('probe-' + mountRecord(op)[0], ...mountRecord(op).slice(1).map((w) => check('probe plan', w)));
   }
   if (extra.parent !== undefined) words.push('parent', String(extra.parent));
   if (extra.probe) words.push('probe');

@@ -20,7 +20,7 @@ import { removeTree } from '../fork/remove';
 import { isInside } from '../paths/inside';
 import { commonlyWritable } from '../paths/programs';
 import { checkKeepName, describeEnvironment, filterEnvironment } from './environment';
-import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, probePlan, startProbes } from './hardening';
+import { Hardening, HardeningInput, Probes, ownTerminal, planHardening, startProbes } from './hardening';
 import { JailName, NO_JAIL_WARNING, chooseJail, presetJail } from './jail';
 import { LandlockRuleset, buildRuleset, netRights, readLandlockAbi, rightNames, scopeNames } from './landlock';
 import type { FailureMessage, LaunchPlan, Launched } from './launch';
@@ -672,13 +672,12 @@ export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
   plan.warnings.push(...h.warnings);
   plan.notes.push(...h.details);
   if (!probes && plan.namespaces) {
-    // What the launcher does where its probe finds the namespaces do not work: Landlock alone,
-    // as planned here with the failure's facts left for the launcher to fill in.
+    // What the launcher does where it finds the namespaces do not work: Landlock alone, as
+    // planned here with the failure's facts left for the launcher to fill in.
     const failing: Probes = { namespaces: () => ({ ok: false, syscall: '{syscall}', path: '{path}', code: '{errno}' }), seccomp: () => seccomp };
     try {
       const alone = planHardening(input, failing);
       plan.fallback = {
-        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
         handledAccessNet: alone.landlockNet !== 0n ? netRights(plan.abi) : 0n,
         denyNetwork: alone.seccomp?.denyNetwork ?? false,
         text: alone.warnings.map((w) => `${plan.options.program}: ${w}`).join('\n'),
@@ -686,7 +685,6 @@ export function hardenLinux(plan: ConfinePlan, probes?: Probes): void {
     } catch (err) {
       if (!(err instanceof ArbError)) throw err;
       plan.fallback = {
-        namespaces: probePlan(input.noNetwork, input.uid, input.gid),
         handledAccessNet: 0n,
         denyNetwork: false,
         text: `${plan.options.program}: ${formatPlain(err)}`,

@@ -5,12 +5,15 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { findBwrap } from '../../src/confine/bwrap';
 import { encodeLaunchPlan, probeNamespaces, spawnLauncher } from '../../src/confine/launch';
 import { buildRuleset } from '../../src/confine/landlock';
 import * as native from '../../src/native';
 import { tempDir } from '../helpers/run';
 
 const ENV = { PATH: '/usr/bin:/bin' };
+// The test setup installs bubblewrap (.ci/run): its absence fails the test that needs it.
+const bwrap = findBwrap();
 
 function ended(child: import('node:child_process').ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.on('close', (code) => resolve(code)));
@@ -170,12 +173,13 @@ describe('spawnLauncher', () => {
     expect(text).toMatch(/Permission denied\ndenied/);
   });
 
-  it('where its probe finds the namespaces do not work: Landlock alone, as the plan says, said on stderr; or refuses', async () => {
-    const ns = { pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [] };
-    // A probe plan whose mount point cannot be made under the read-only root: "does not work".
-    const failing = { ...ns, mounts: [{ kind: 'tmpfs' as const, path: '/nonexistent-arb-probe/x' }] };
+  it('where the namespaces do not work at all (a sandbox that forbids making more): Landlock alone, as the plan says, said on stderr; or refuses', async () => {
+    const ns = { pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs' as const, path: '/tmp', size: 1 << 20 }] };
     const out = path.join(dir, 'fallback.txt');
-    const run = async (refuse: boolean, probe = failing) => {
+    // bubblewrap's --disable-userns: inside, unshare(CLONE_NEWUSER) fails (ENOSPC), as in a
+    // container that forbids nesting user namespaces.
+    const noUserns = { file: bwrap, fds: 0, args: (argv: string[]) => ['--unshare-user', '--disable-userns', '--dev-bind', '/', '/', '--', ...argv] };
+    const run = async (refuse: boolean, wrap?: typeof noUserns) => {
       const fd = fs.openSync(out, 'w');
       try {
         const { child, started } = spawnLauncher(
@@ -185,9 +189,9 @@ describe('spawnLauncher', () => {
             argv: ['sh', '-c', 'echo pid=$$'],
             env: ENV,
             namespaces: ns,
-            fallback: { namespaces: probe, handledAccessNet: 0n, denyNetwork: false, refuse, text: 'confine: namespaces do not work here ({syscall} {path}: {errno})' },
+            fallback: { handledAccessNet: 0n, denyNetwork: false, refuse, text: 'confine: namespaces do not work here ({syscall} {path}: {errno})' },
           },
-          { stdio: ['ignore', fd, fd] },
+          { stdio: ['ignore', fd, fd], wrap },
         );
         const exit = ended(child);
         await started.catch(() => {});
@@ -196,15 +200,45 @@ describe('spawnLauncher', () => {
         fs.closeSync(fd);
       }
     };
-    expect(await run(false)).toBe(0);
+    expect(await run(false, noUserns)).toBe(0);
     const text = fs.readFileSync(out, 'utf8');
-    expect(text).toContain('confine: namespaces do not work here (mkdir /nonexistent-arb-probe: EROFS)\n');
-    expect(text).not.toMatch(/^pid=2$/m); // no PID namespace: the command's pid is the host's
-    expect(await run(true)).toBe(1);
-    expect(fs.readFileSync(out, 'utf8')).toBe('confine: namespaces do not work here (mkdir /nonexistent-arb-probe: EROFS)\n');
+    expect(text).toContain('confine: namespaces do not work here (unshare: ENOSPC)\n');
+    expect(text).toMatch(/^pid=\d+$/m);
+    expect(text).not.toMatch(/^pid=2$/m); // no PID namespace of its own
+    expect(await run(true, noUserns)).toBe(1);
+    expect(fs.readFileSync(out, 'utf8')).toBe('confine: namespaces do not work here (unshare: ENOSPC)\n');
     // Where they work, the real ones are made, and nothing is said.
-    expect(await run(true, ns)).toBe(0);
+    expect(await run(true)).toBe(0);
     expect(fs.readFileSync(out, 'utf8')).toBe('pid=2\n');
+  });
+
+  it('a failure on a path the plan names is never a reason to run with less: said, nothing run, no fallback', async () => {
+    const out = path.join(dir, 'no-fallback.txt');
+    const fd = fs.openSync(out, 'w');
+    let status: number | null;
+    let failure: unknown;
+    try {
+      const { child, started } = spawnLauncher(
+        {
+          cwd: '/',
+          file: '/bin/sh',
+          argv: ['sh', '-c', 'echo ran'],
+          env: ENV,
+          // Its mount point cannot be made under the read-only root.
+          namespaces: { pid: true, net: false, uid: process.getuid!(), gid: process.getgid!(), readOnlyRoot: true, mounts: [{ kind: 'tmpfs', path: '/nonexistent-arb-launch/x' }] },
+          fallback: { handledAccessNet: 0n, denyNetwork: false, text: 'confine: namespaces do not work here ({syscall} {path}: {errno})' },
+        },
+        { stdio: ['ignore', fd, fd] },
+      );
+      const exit = ended(child);
+      failure = await started.then(() => undefined, (e: unknown) => e);
+      status = await exit;
+    } finally {
+      fs.closeSync(fd);
+    }
+    expect(failure).toMatchObject({ syscall: 'mkdir', code: 'EROFS', path: '/nonexistent-arb-launch' });
+    expect(status).not.toBe(0);
+    expect(fs.readFileSync(out, 'utf8')).toBe('');
   });
 
   it('probes the namespaces with the steps confine takes', async () => {
