@@ -346,12 +346,17 @@ export function buildPolicy(input: PolicyInput, view: FsView = nodeFs): Policy {
   // entries in the private /tmp (an npm prefix there), which would otherwise vanish inside.
   const hidden = [...homes, ...hiddenOutsideHome(input.tmpdir, view)];
   const programDirs = [path.join(input.home, '.local/bin')];
+  const entries = new Set<string>();
   for (const entry of (input.pathVar ?? '').split(':')) {
     if (!path.isAbsolute(entry)) continue; // relative entries mean the directory, granted below
-    const real = view.realpath(entry);
+    // An entry PATH names twice (a shell profile run twice prepends it again) is granted once.
+    const dir = path.resolve(entry);
+    if (entries.has(dir)) continue;
+    entries.add(dir);
+    const real = view.realpath(dir);
     if (real !== undefined && hidden.some((h) => isInside(real, h, 'lexical') || isInside(h, real, 'lexical'))) {
-      wanted.push({ path: path.normalize(entry), access: 'read', why: 'on $PATH' });
-      programDirs.push(path.normalize(entry));
+      wanted.push({ path: dir, access: 'read', why: 'on $PATH' });
+      programDirs.push(dir);
     }
   }
   // What the programs there link to, with the package each belongs to (an npm prefix's

@@ -202,6 +202,12 @@ describe('policy: readable and writable paths', () => {
     expect(onPath).toEqual(['/home/me/.cargo/bin', '/home/me/bin']);
   });
 
+  it('a $PATH entry named twice (a profile run twice) is granted, and shown, once', () => {
+    const p = buildPolicy({ ...base, pathVar: '/home/me/.cargo/bin:/home/me/.cargo/bin/:/usr/bin:/home/me/.cargo/bin' }, view);
+    const onPath = p.grants.filter((g) => g.why === 'on $PATH').map((g) => g.path);
+    expect(onPath).toEqual(['/home/me/.cargo/bin']);
+  });
+
   it('a $PATH entry that is the home directory is refused with a warning', () => {
     const p = buildPolicy({ ...base, pathVar: '/home/me:/usr/bin' }, view);
     expect(grantsOf(p.grants)).not.toContain('/home/me');
