@@ -50,7 +50,7 @@ export function describe(plan: ConfinePlan, h: Hardening | undefined, options: C
       plan.abi >= 9
         ? 'enforced by Landlock (ABI 9): pathname sockets only in the writable paths'
         : ns
-          ? 'not checked by Landlock below ABI 9; hidden by the namespaces (/run, $XDG_RUNTIME_DIR, /tmp, the home directory masked)'
+          ? 'not checked by Landlock below ABI 9; the namespaces hide those in /run, $XDG_RUNTIME_DIR, /tmp and the home directory, not those elsewhere (the writable paths, /var/tmp, /dev/log, a daemon\'s under /var/lib)'
           : 'NOT enforced: Landlock checks pathname sockets only from ABI 9, and without namespaces nothing hides them',
     ]);
     rows.push(['network', ll.handledAccessNet ? 'TCP bind and connect denied by Landlock' : 'not restricted by Landlock (open unless --no-network)']);

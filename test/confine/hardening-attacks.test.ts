@@ -41,7 +41,7 @@ let tmpProject = '';
 let tmpExtra = '';
 let xdg = '';
 let madeXdg = false;
-const sockets = { home: '', tmp: '', xdg: '', tmpdir: '' };
+const sockets = { home: '', tmp: '', xdg: '', tmpdir: '', elsewhere: '' };
 let tmpdir = '';
 const abstractName = `arb-hardening-${process.pid}`;
 let listener: ChildProcess | undefined;
@@ -112,6 +112,8 @@ beforeAll(async () => {
   sockets.xdg = path.join(xdg, `bus-${process.pid}`);
   tmpdir = userDir(`/var/tmp/arb-hardening-tmpdir-${process.pid}`);
   sockets.tmpdir = path.join(tmpdir, 'ssh-agent.sock');
+  // A daemon's socket elsewhere on the host (as /dev/log, or one under /var/lib): nothing hides it.
+  sockets.elsewhere = path.join(area, 'daemon.sock');
 
   listener = spawn('runuser', ['-u', user!.name, '--', 'python3', '-c', LISTENER, abstractName, TOKEN], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -139,7 +141,7 @@ async function agentSockets(): Promise<net.Server[]> {
   fs.mkdirSync(gnupg, { recursive: true });
   own(gnupg, 0o700);
   const servers: net.Server[] = [];
-  for (const p of [sockets.home, sockets.tmp, sockets.xdg, sockets.tmpdir]) {
+  for (const p of [sockets.home, sockets.tmp, sockets.xdg, sockets.tmpdir, sockets.elsewhere]) {
     fs.rmSync(p, { force: true });
     const server = net.createServer();
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(p, resolve));
@@ -206,8 +208,8 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
     }
   });
 
-  test(ns ? 'pathname unix sockets outside (home, /tmp, $XDG_RUNTIME_DIR, $TMPDIR) are gone (ENOENT); its own socket works' : 'pathname unix sockets outside stay reachable below Landlock ABI 9 (documented); its own socket works', async () => {
-    const ops = [`unix:${sockets.home}`, `unix:${sockets.tmp}`, `unix:${sockets.xdg}`, `unix:${sockets.tmpdir}`, `unixown:${project}/own.sock`, `write:${tmpdir}/scratch`];
+  test(ns ? 'pathname unix sockets in the home, /tmp, $XDG_RUNTIME_DIR and $TMPDIR are gone (ENOENT), one elsewhere stays reachable below Landlock ABI 9 (documented); its own socket works' : 'pathname unix sockets outside stay reachable below Landlock ABI 9 (documented); its own socket works', async () => {
+    const ops = [`unix:${sockets.home}`, `unix:${sockets.tmp}`, `unix:${sockets.xdg}`, `unix:${sockets.tmpdir}`, `unix:${sockets.elsewhere}`, `unixown:${project}/own.sock`, `write:${tmpdir}/scratch`];
     const servers = await agentSockets();
     const p = probe({ ...modeEnv, TMPDIR: tmpdir }, ['-d', project], ops);
     for (const s of servers) s.close();
@@ -217,6 +219,7 @@ describe.each(MODES)('arb confine hardening (%s)', (mode, modeEnv) => {
       [`unix:${sockets.tmp}`]: outside,
       [`unix:${sockets.xdg}`]: outside,
       [`unix:${sockets.tmpdir}`]: outside,
+      [`unix:${sockets.elsewhere}`]: ABI >= 9 ? 'EACCES' : 'OK',
       [`unixown:${project}/own.sock`]: 'OK',
       [`write:${tmpdir}/scratch`]: 'OK',
     });
@@ -461,6 +464,12 @@ sys.stdout.write(out.decode(errors='replace'))
     expect(r.stdout).toMatch(ns ? /namespaces\s+enforced: user, mount, IPC, PID/ : /namespaces\s+NOT enforced: turned off by ARB_CONFINE_NO_NAMESPACES=1/);
     expect(r.stdout).toMatch(/It can read:[\s\S]*~\/\.gitconfig[\s\S]*It can write[\s\S]*the directory the command works in[\s\S]*It can reach:\n {2}network: open/);
     expect(r.stdout).toMatch(ns ? /processes: only its own/ : /processes: all of yours are visible in \/proc/);
+    // What the namespaces hide of the unix sockets, and what they do not (the test above).
+    if (ABI < 9) {
+      expect(r.stdout).toMatch(
+        ns ? /unix sockets\s+not checked by Landlock below ABI 9; the namespaces hide those in \/run, \$XDG_RUNTIME_DIR, \/tmp and the home directory, not those elsewhere/ : /unix sockets\s+NOT enforced/,
+      );
+    }
   });
 });
 
