@@ -241,7 +241,10 @@ export function planHardening(input: HardeningInput, probes: Probes): Hardening 
     details.push(mounts.readOnlyRoot ? 'mounts: everything read-only but the writable paths' : 'mounts: / is writable (given with -w)');
     for (const op of mounts.ops) details.push(`mounts: ${op.kind} ${op.path}${op.target !== undefined ? ` -> ${op.target}` : ''}: ${op.why}`);
   } else {
-    const lost = 'unix sockets in /run, /tmp and $XDG_RUNTIME_DIR stay reachable (ssh-agent, D-Bus, Docker), files outside can be re-permissioned (chmod, chown, touch), other processes and their command lines are visible, what runs later from the caches (~/.cargo/bin, ~/.cargo/config, ~/.rustup/toolchains, …) stays writable, and what the command leaves running outlives it unless confine waits for it (--rm)';
+    // Below ABI 9 Landlock does not check connect(2) to a pathname socket: without the
+    // namespaces' masks, every socket the user can reach outside is reachable.
+    const sockets = input.abi < 9 ? 'unix sockets anywhere stay reachable (ssh-agent, D-Bus and Docker in /run, /tmp and $XDG_RUNTIME_DIR, gpg-agent in the home directory), ' : '';
+    const lost = sockets + 'files outside can be re-permissioned (chmod, chown, touch), other processes and their command lines are visible, what runs later from the caches (~/.cargo/bin, ~/.cargo/config, ~/.rustup/toolchains, …) stays writable, and what the command leaves running outlives it unless confine waits for it (--rm)';
     warnings.push(`Landlock alone: ${why}, so ${lost}`);
     // Landlock cannot take away, inside a writable grant, what the grant gives.
     const over = writableOver(input.neighbours ?? [], input.grants, input.dir);
