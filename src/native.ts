@@ -123,7 +123,7 @@ interface Addon {
   removeTree?(parent: Buffer, name: Buffer, dev: number, ino: number): RemoveTreeOutcome;
   socketPair?(): [number, number]; // posix/fd_passing.cc
   // arb diff's walk (linux/list_dir.cc)
-  listDir?(path: Buffer, dev: number, ino: number): NativeDirListing;
+  listDirPairs?(paths: Buffer, ids: Float64Array, pairs: Int32Array, trustedUntilMs: number): NativePairListing;
 }
 
 let cached: Addon | undefined;
@@ -382,10 +382,19 @@ export function inSandbox(): boolean {
   }
 }
 
-// --- arb diff: listing a directory (src/tree/list-dir.ts) ---------------------------------------
+// --- arb diff: listing directories (src/tree/list-dir.ts) -------------------------------------
 
-/** A directory's entries with what lstat says of each, index by index; names one char per byte. */
-export interface DirListing {
+/**
+ * Pairs of directories (a base's and a fork's, either may be absent) listed with what lstat says
+ * of each entry, as rows: pair p's rows are `start[p]` to `start[p + 1]`, each a name (one char
+ * per byte) on one side or both, in name order (bytewise), the pairs the same by lstat left out
+ * (src/tree/list-dir.ts sameByLstat). The stats are two per row, index 2r the base's entry and
+ * 2r + 1 the fork's, mode 0 where that side has none.
+ */
+export interface DirPairsListing {
+  /** Per directory listed: undefined when listed; 'other' when another directory is there; or why not. */
+  problem: (undefined | 'other' | NodeJS.ErrnoException)[];
+  start: Uint32Array;
   names: string[];
   mode: Uint32Array;
   size: Float64Array;
@@ -393,15 +402,21 @@ export interface DirListing {
   ctimeMs: Float64Array;
   dev: Float64Array;
   ino: Float64Array;
+  /** Per pair: the newest modification time of the fork's entries (rows or not); -Infinity if none. */
+  newest: Float64Array;
 }
 
-/** As the addon returns it: the names in one string, each ended by a NUL. */
-type NativeDirListing = ({ same: true; names: string } & Omit<DirListing, 'names'>) | { same: false };
+/** As the addon returns it: the names in one string, each ended by a NUL; failures apart. */
+type NativePairListing = Omit<DirPairsListing, 'names' | 'problem'> & {
+  names: string;
+  outcome: Int32Array;
+  failures: { dir: number; message?: string; errno: number; syscall: string; path?: string }[];
+};
 
 /** Whether the addon lists directories itself (Linux); elsewhere src/tree/list-dir.ts does, in JS. */
-export function hasListDir(): boolean {
+export function hasListDirPairs(): boolean {
   try {
-    return typeof addon().listDir === 'function';
+    return typeof addon().listDirPairs === 'function';
   } catch {
     // arb diff needs nothing else of the addon: without it, the walk lists in JS.
     return false;
@@ -409,24 +424,30 @@ export function hasListDir(): boolean {
 }
 
 /**
- * Lists the directory at `dir` if it is the one with device `dev` and inode `ino` (opened without
- * following a link), each entry stat'ed relative to it; undefined if it is another (a link now,
- * or a directory put in its place). Throws a Node-style error (code, syscall, path) otherwise.
+ * Lists each directory `dirs[d]` if it is the one with device `ids[2d]` and inode `ids[2d + 1]`
+ * (opened without following a link), each entry stat'ed relative to it, on a few threads, and
+ * pairs them: `pairs[2p]` and `pairs[2p + 1]` are pair p's base and fork directories (-1: none).
+ * A directory that is another one now has 'other' as its problem; one that cannot be listed, a
+ * Node-style error (code, syscall, path).
  */
-export function listDir(dir: Buffer, dev: number, ino: number): DirListing | undefined {
-  let r: NativeDirListing;
-  try {
-    r = required('listDir')(dir, dev, ino);
-  } catch (err) {
+export function listDirPairs(dirs: Buffer[], ids: Float64Array, pairs: Int32Array, trustedUntilMs: number): DirPairsListing {
+  const paths = Buffer.allocUnsafe(dirs.reduce((n, d) => n + d.length + 1, 0));
+  let at = 0;
+  for (const d of dirs) {
+    at += d.copy(paths, at);
+    paths[at++] = 0;
+  }
+  const r = required('listDirPairs')(paths, ids, pairs, trustedUntilMs);
+  const problem: DirPairsListing['problem'] = new Array(dirs.length).fill(undefined);
+  for (let d = 0; d < dirs.length; d++) if (r.outcome[d] === -1) problem[d] = 'other';
+  for (const f of r.failures) {
     // Copied into an Error of this realm: under jest the addon's errors are of another, and
     // toSystemError would not see them as errors with an errno.
-    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
-    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+    problem[f.dir] = toSystemError(Object.assign(new Error(f.message), { errno: f.errno, syscall: f.syscall, path: f.path }));
   }
-  if (!r.same) return undefined;
   const names = r.names.split('\0');
   names.pop();
-  return { ...r, names };
+  return { problem, start: r.start, names, mode: r.mode, size: r.size, mtimeMs: r.mtimeMs, ctimeMs: r.ctimeMs, dev: r.dev, ino: r.ino, newest: r.newest };
 }
 
 // --- removing a tree (posix/remove_tree.cc) -----------------------------------------------------

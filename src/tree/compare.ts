@@ -8,11 +8,12 @@
 //   sides is the same, unread (a fork keeps its files' times); a file that differs there is read
 //   and compared byte by byte; only the executable bit of the permissions counts, as in git.
 //
-// The trees are walked one directory level at a time, each directory listed with what lstat says
-// of its entries (src/tree/list-dir.ts: a link is a leaf, never followed, and a directory is listed
-// only if it is the one its parent's listing saw), so that git is asked about a whole level at
-// once, and only about what matters: directories (an ignored one is not entered) and paths that
-// differ. Paths are binary strings (src/tree/paths.ts).
+// The trees are walked one directory level at a time, each level of both trees listed in one call
+// with what lstat says of its entries (src/tree/list-dir.ts: a link is a leaf, never followed, a
+// directory is listed only if it is the one its parent's listing saw, and a file the same by lstat
+// on both sides is left out there), so that git is asked about a whole level at once, and only
+// about what matters: directories (an ignored one is not entered) and paths that differ. Paths
+// are binary strings (src/tree/paths.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -20,7 +21,7 @@ import { ArbError, systemError } from '../errors';
 import { isInside } from '../paths/inside';
 import { PrivateRepo, withPrivateRepo } from '../git/private-git';
 import { CheckIgnore, IgnoreQuery, Tracked, readTracked } from './check-ignore';
-import { DirId, Seen, listDir, seenOf } from './list-dir';
+import { DirId, PairListing, Seen, listDirPairs, sameByLstat, seenAt, seenOf } from './list-dir';
 import { RelPath, Root, fsPath, joinRel, realRootBytes, refusedByGit, showRel, showRoot } from './paths';
 import { EntryStat, Tree, changedUnderUs, readSeenLink, sameContent } from './read';
 
@@ -149,24 +150,35 @@ class Walker {
     private readonly warn: (message: string) => void,
   ) {}
 
-  private static readonly EMPTY = new Map<RelPath, Seen>();
+  /**
+   * Lists a level's directories on both sides in one call, as rows of what the walk needs to see
+   * (src/tree/list-dir.ts): node n's are rows `start[n]` to `start[n + 1]`.
+   */
+  private listLevel(level: DirNode[]): PairListing {
+    const listing = listDirPairs(
+      level.map((node) => ({
+        base: node.inBase && { path: fsPath(this.base.bytes, node.rel), id: node.inBase },
+        fork: node.inFork && { path: fsPath(this.fork.bytes, node.rel), id: node.inFork },
+      })),
+      this.trustedUntilMs,
+    );
+    // In the order the walk would list them one by one, the first that fails stops it.
+    level.forEach((node, n) => {
+      this.listed(listing.problem[2 * n], this.base, node.rel);
+      this.listed(listing.problem[2 * n + 1], this.fork, node.rel);
+    });
+    return listing;
+  }
 
-  /** A directory's entries, if it is still the directory `id` (what its parent's listing saw). */
-  private list(tree: Tree, rel: RelPath, id: DirId | undefined): Map<RelPath, Seen> {
-    if (!id) return Walker.EMPTY;
-    let entries: Map<RelPath, Seen> | undefined;
-    try {
-      entries = listDir(fsPath(tree.bytes, rel), id);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // A directory the fork's command removed or replaced while arb walked: as it is now.
-      if (rel !== '' && (code === 'ENOENT' || code === 'ENOTDIR')) return Walker.EMPTY;
-      throw systemError('list', showRel(tree.root, rel), err);
-    }
+  /** Throws unless a directory was listed, or is not there any more (as if empty, but the root). */
+  private listed(problem: PairListing['problem'][number], tree: Tree, rel: RelPath): void {
+    if (problem === undefined) return;
     // Another directory in its place (or in place of one above it, which may now be a link to
     // anywhere): what is there is not the tree, and arb stops rather than read it.
-    if (!entries) throw changedUnderUs(tree, rel);
-    return entries;
+    if (problem === 'other') throw changedUnderUs(tree, rel);
+    // A directory the fork's command removed or replaced while arb walked: as it is now.
+    if (rel !== '' && (problem.code === 'ENOENT' || problem.code === 'ENOTDIR')) return;
+    throw systemError('list', showRel(tree.root, rel), problem);
   }
 
   private lstat(tree: Tree, rel: RelPath): Seen | undefined {
@@ -194,20 +206,23 @@ class Walker {
 
   /** The newest mtime under a fork directory arb does not otherwise enter (.git, ignored). */
   private newestUnder(rel: RelPath, id: DirId): void {
-    const stack: [RelPath, DirId][] = [[rel, id]];
-    while (stack.length) {
-      const [dir, dirId] = stack.pop()!;
-      let entries: Map<RelPath, Seen> | undefined;
-      try {
-        entries = listDir(fsPath(this.fork.bytes, dir), dirId);
-      } catch {
-        continue;
-      }
-      if (!entries) continue;
-      for (const [name, s] of entries) {
-        this.newest = Math.max(this.newest, s.mtimeMs);
-        if (s.kind === 'dir') stack.push([joinRel(dir, name), s]);
-      }
+    let level: { rel: RelPath; id: DirId }[] = [{ rel, id }];
+    while (level.length) {
+      // Fork sides alone: every entry is a row.
+      const l = listDirPairs(
+        level.map((d) => ({ fork: { path: fsPath(this.fork.bytes, d.rel), id: d.id } })),
+        this.trustedUntilMs,
+      );
+      const next: { rel: RelPath; id: DirId }[] = [];
+      level.forEach((d, n) => {
+        if (l.problem[2 * n + 1] !== undefined) return;
+        this.newest = Math.max(this.newest, l.newest[n]);
+        for (let r = l.start[n]; r < l.start[n + 1]; r++) {
+          const s = seenAt(l, r, 1)!;
+          if (s.kind === 'dir') next.push({ rel: joinRel(d.rel, l.names[r]), id: s });
+        }
+      });
+      level = next;
     }
   }
 
@@ -236,7 +251,8 @@ class Walker {
     try {
       while (level.length) {
         const pending: Pending[] = [];
-        for (const node of level) this.listNode(node, pending);
+        const listing = this.listLevel(level);
+        level.forEach((node, n) => this.listNode(node, listing, n, pending));
         await this.decide(pending);
         const next: DirNode[] = [];
         for (const p of pending) this.settle(p, next);
@@ -247,44 +263,48 @@ class Walker {
     }
   }
 
-  /** Lists a directory on both sides; what is the same by lstat is done with here. */
-  private listNode(node: DirNode, pending: Pending[]): void {
-    const baseEntries = this.list(this.base, node.rel, node.inBase);
-    const forkEntries = this.list(this.fork, node.rel, node.inFork);
-    if (baseEntries.get('.gitignore')?.kind === 'file') node.baseRules = true;
-    if (forkEntries.get('.gitignore')?.kind === 'file') node.forkRules = true;
-    const names = new Set<string>(baseEntries.keys());
-    for (const name of forkEntries.keys()) names.add(name);
-    for (const name of names) {
-      const rel = joinRel(node.rel, name);
-      const base = baseEntries.get(name);
-      const fork = forkEntries.get(name);
-      if (fork && this.options.newest) this.newest = Math.max(this.newest, fork.mtimeMs);
-      if (name === '.git') {
-        this.skippedInFork(rel, fork);
-        continue;
-      }
-      const refusal = refusedByGit(name, base?.kind === 'symlink' || fork?.kind === 'symlink');
-      if (refusal) {
-        // Said only of what differs: the directory's own odd name need not be said each time.
-        const same = base && fork && base.kind === fork.kind && statSame(base, fork);
-        if (!same) this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
-        this.skippedInFork(rel, fork);
-        continue;
-      }
-      if (base?.kind === 'other' && fork?.kind === 'other') continue;
-      if (fork?.kind === 'other') this.warn(`left out '${showRel(this.fork.root, rel)}': ${describeOther(fork)} cannot be in a patch`);
-      const b = base?.kind === 'other' ? undefined : base;
-      const f = fork?.kind === 'other' ? undefined : fork;
-      if (!b && !f) continue;
-      if (b && f && b.kind === f.kind && b.kind !== 'dir' && f.ctimeMs <= this.trustedUntilMs && statSame(b, f)) continue;
-      // A directory on one side and not on the other: two paths for git, each decided alone.
-      if (b && f && (b.kind === 'dir') !== (f.kind === 'dir')) {
-        pending.push({ node, rel, base: b, counted: false });
-        pending.push({ node, rel, fork: f, counted: false, baseLink: b.kind === 'symlink' });
-      } else {
-        pending.push({ node, rel, base: b, fork: f, counted: false });
-      }
+  /**
+   * A directory's entries on both sides, node n of the level's listing, which left out what is
+   * the same by lstat (the same as entry() would).
+   */
+  private listNode(node: DirNode, l: PairListing, n: number, pending: Pending[]): void {
+    if (this.options.newest) this.newest = Math.max(this.newest, l.newest[n]);
+    for (let r = l.start[n]; r < l.start[n + 1]; r++) {
+      const name = l.names[r];
+      this.entry(node, joinRel(node.rel, name), name, seenAt(l, r, 0), seenAt(l, r, 1), pending);
+    }
+  }
+
+  /** One name of a directory, on one side or both, that lstat does not show to be the same. */
+  private entry(node: DirNode, rel: RelPath, name: string, base: Seen | undefined, fork: Seen | undefined, pending: Pending[]): void {
+    if (name === '.gitignore') {
+      if (base?.kind === 'file') node.baseRules = true;
+      if (fork?.kind === 'file') node.forkRules = true;
+    }
+    if (name === '.git') {
+      this.skippedInFork(rel, fork);
+      return;
+    }
+    const refusal = refusedByGit(name, base?.kind === 'symlink' || fork?.kind === 'symlink');
+    if (refusal) {
+      // Said only of what differs: the directory's own odd name need not be said each time.
+      const same = base && fork && base.kind === fork.kind && statSame(base, fork);
+      if (!same) this.warn(`left out '${showRel(this.fork.root, rel)}': ${refusal}`);
+      this.skippedInFork(rel, fork);
+      return;
+    }
+    if (base?.kind === 'other' && fork?.kind === 'other') return;
+    if (fork?.kind === 'other') this.warn(`left out '${showRel(this.fork.root, rel)}': ${describeOther(fork)} cannot be in a patch`);
+    const b = base?.kind === 'other' ? undefined : base;
+    const f = fork?.kind === 'other' ? undefined : fork;
+    if (!b && !f) return;
+    if (b && f && sameByLstat(b, f, this.trustedUntilMs)) return;
+    // A directory on one side and not on the other: two paths for git, each decided alone.
+    if (b && f && (b.kind === 'dir') !== (f.kind === 'dir')) {
+      pending.push({ node, rel, base: b, counted: false });
+      pending.push({ node, rel, fork: f, counted: false, baseLink: b.kind === 'symlink' });
+    } else {
+      pending.push({ node, rel, base: b, fork: f, counted: false });
     }
   }
 
