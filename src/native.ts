@@ -124,6 +124,7 @@ interface Addon {
   socketPair?(): [number, number]; // posix/fd_passing.cc
   // arb diff's walk (linux/list_dir.cc)
   listDirPairs?(paths: Buffer, ids: Float64Array, pairs: Int32Array, trustedUntilMs: number): NativePairListing;
+  processPlaces?(): { pids: Int32Array; places: Buffer }; // linux/proc_places.cc
 }
 
 let cached: Addon | undefined;
@@ -448,6 +449,38 @@ export function listDirPairs(dirs: Buffer[], ids: Float64Array, pairs: Int32Arra
   const names = r.names.split('\0');
   names.pop();
   return { problem, start: r.start, names, mode: r.mode, size: r.size, mtimeMs: r.mtimeMs, ctimeMs: r.ctimeMs, dev: r.dev, ino: r.ino, newest: r.newest };
+}
+
+// --- where processes are (src/tree/processes.ts) ------------------------------------------------
+
+/** Whether the addon reads /proc itself (Linux). */
+export function hasProcessPlaces(): boolean {
+  try {
+    return typeof addon().processPlaces === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Each running process's working directory, root and open files, as far as /proc lets this user
+ * see: the pid and the place's bytes (readlink's), place by place.
+ */
+export function processPlaces(): { pid: number; place: Buffer }[] {
+  let r: { pids: Int32Array; places: Buffer };
+  try {
+    r = required('processPlaces')();
+  } catch (err) {
+    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
+    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+  }
+  const out: { pid: number; place: Buffer }[] = [];
+  for (let i = 0, at = 0; i < r.pids.length; i++) {
+    const end = r.places.indexOf(0, at);
+    out.push({ pid: r.pids[i], place: r.places.subarray(at, end) });
+    at = end + 1;
+  }
+  return out;
 }
 
 // --- removing a tree (posix/remove_tree.cc) -----------------------------------------------------

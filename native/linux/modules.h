@@ -7,5 +7,6 @@ void RegisterCloneTree(Napi::Env env, Napi::Object exports);   // linux/clone_tr
 void RegisterLaunch(Napi::Env env, Napi::Object exports);      // linux/launch.cc
 void RegisterProcess(Napi::Env env, Napi::Object exports);     // linux/process.cc
 void RegisterListDir(Napi::Env env, Napi::Object exports);     // linux/list_dir.cc
+void RegisterProcPlaces(Napi::Env env, Napi::Object exports);  // linux/proc_places.cc
 
 }  // namespace arb

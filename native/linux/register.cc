@@ -9,6 +9,7 @@ void RegisterPlatform(Napi::Env env, Napi::Object exports) {
   RegisterLaunch(env, exports);
   RegisterProcess(env, exports);
   RegisterListDir(env, exports);
+  RegisterProcPlaces(env, exports);
   RegisterFdPassing(env, exports);
   RegisterRemoveTree(env, exports);
 }
