@@ -425,19 +425,16 @@ export function hasListDirPairs(): boolean {
 }
 
 /**
- * Lists each directory `dirs[d]` if it is the one with device `ids[2d]` and inode `ids[2d + 1]`
+ * Lists each directory `dirs[d]` (its path, one character per byte) if it is the one with device
+ * `ids[2d]` and inode `ids[2d + 1]`
  * (opened without following a link), each entry stat'ed relative to it, on a few threads, and
  * pairs them: `pairs[2p]` and `pairs[2p + 1]` are pair p's base and fork directories (-1: none).
  * A directory that is another one now has 'other' as its problem; one that cannot be listed, a
  * Node-style error (code, syscall, path).
  */
-export function listDirPairs(dirs: Buffer[], ids: Float64Array, pairs: Int32Array, trustedUntilMs: number): DirPairsListing {
-  const paths = Buffer.allocUnsafe(dirs.reduce((n, d) => n + d.length + 1, 0));
-  let at = 0;
-  for (const d of dirs) {
-    at += d.copy(paths, at);
-    paths[at++] = 0;
-  }
+export function listDirPairs(dirs: string[], ids: Float64Array, pairs: Int32Array, trustedUntilMs: number): DirPairsListing {
+  // Each path ended by a NUL, all made bytes at once (one character per byte).
+  const paths = Buffer.from(dirs.length ? `${dirs.join('\0')}\0` : '', 'latin1');
   const r = required('listDirPairs')(paths, ids, pairs, trustedUntilMs);
   const problem: DirPairsListing['problem'] = new Array(dirs.length).fill(undefined);
   for (let d = 0; d < dirs.length; d++) if (r.outcome[d] === -1) problem[d] = 'other';

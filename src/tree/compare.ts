@@ -148,7 +148,19 @@ class Walker {
     private readonly fork: Tree,
     private readonly options: CompareOptions,
     private readonly warn: (message: string) => void,
-  ) {}
+  ) {
+    this.baseText = base.bytes.toString('latin1');
+    this.forkText = fork.bytes.toString('latin1');
+  }
+
+  /** The roots' paths, one character per byte (as RelPath). */
+  private readonly baseText: string;
+  private readonly forkText: string;
+
+  /** The path of `rel` under a root, one character per byte. */
+  private pathIn(root: string, rel: RelPath): string {
+    return rel === '' ? root : `${root}/${rel}`;
+  }
 
   /**
    * Lists a level's directories on both sides in one call, as rows of what the walk needs to see
@@ -157,8 +169,8 @@ class Walker {
   private listLevel(level: DirNode[]): PairListing {
     const listing = listDirPairs(
       level.map((node) => ({
-        base: node.inBase && { path: fsPath(this.base.bytes, node.rel), id: node.inBase },
-        fork: node.inFork && { path: fsPath(this.fork.bytes, node.rel), id: node.inFork },
+        base: node.inBase && { path: this.pathIn(this.baseText, node.rel), id: node.inBase },
+        fork: node.inFork && { path: this.pathIn(this.forkText, node.rel), id: node.inFork },
       })),
       this.trustedUntilMs,
     );
@@ -210,7 +222,7 @@ class Walker {
     while (level.length) {
       // Fork sides alone: every entry is a row.
       const l = listDirPairs(
-        level.map((d) => ({ fork: { path: fsPath(this.fork.bytes, d.rel), id: d.id } })),
+        level.map((d) => ({ fork: { path: this.pathIn(this.forkText, d.rel), id: d.id } })),
         this.trustedUntilMs,
       );
       const next: { rel: RelPath; id: DirId }[] = [];

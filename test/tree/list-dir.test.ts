@@ -17,7 +17,7 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const bytes = (p: string) => Buffer.from(p);
-const toList = (p: string) => ({ path: bytes(p), id: fs.lstatSync(p) });
+const toList = (p: string) => ({ path: bytes(p).toString('latin1'), id: fs.lstatSync(p) });
 
 const listers: [string, typeof listDirPairs][] = [
   ['listDirPairs', listDirPairs],
@@ -143,6 +143,15 @@ describe.each(listers)('%s', (_name, list) => {
     expect(rows(l, 40).map(([n]) => n)).toEqual(many);
     // The same directory on both sides, times trusted: every file the same, none left.
     expect(rows(list([{ base: toList(big), fork: toList(big) }], Infinity), 0)).toEqual([]);
+  });
+
+  it('lists a directory whose own path is not UTF-8, by its bytes', () => {
+    const odd = Buffer.concat([bytes(dir), Buffer.from([0x2f, 0x64, 0xff, 0x0a])]);
+    fs.mkdirSync(odd);
+    fs.writeFileSync(Buffer.concat([odd, Buffer.from('/inside')]), 'x');
+    const l = list([{ fork: { path: odd.toString('latin1'), id: fs.lstatSync(odd) } }], -Infinity);
+    expect(l.problem).toEqual([undefined, undefined]);
+    expect(rows(l, 0).map(([n, , f]) => [n, f?.size])).toEqual([['inside', 1]]);
   });
 
   it('says another directory put in its place is another ("other"), on its side only', () => {
