@@ -1,6 +1,7 @@
 // Which running processes work in a directory: their working directory, root or an open file is
 // there. --prune keeps a fork one works in; arb diff warns that such a fork may still change.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import * as native from '../native';
 import { isInside } from '../paths/inside';
@@ -62,5 +63,7 @@ export function processesIn(dir: string, places: ProcessPlace[] = processPlaces(
   } catch {
     return [];
   }
-  return [...new Set(places.filter((p) => isInside(p.place, real, 'lexical')).map((p) => p.pid))];
+  // A pipe's or a socket's link reads 'pipe:[N]': no path, and never resolved against arb's own
+  // working directory (from inside a fork, every pipe would seem to be there).
+  return [...new Set(places.filter((p) => path.isAbsolute(p.place) && isInside(p.place, real, 'lexical')).map((p) => p.pid))];
 }

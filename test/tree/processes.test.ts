@@ -65,3 +65,20 @@ it('reads /proc natively on Linux', () => {
     expect(processesIn(path.join(dir, 'idle'))).toEqual([]);
   });
 });
+
+it("a place that is no path (a pipe's, a socket's) is in no directory, wherever arb runs", () => {
+  const places: ProcessPlace[] = [
+    { pid: 11, place: 'pipe:[4026]' },
+    { pid: 12, place: 'socket:[7]' },
+    { pid: 13, place: 'anon_inode:[eventfd]' },
+    { pid: 14, place: path.join(fs.realpathSync(dir), 'f') },
+  ];
+  const was = process.cwd();
+  // Run from inside the directory, where a relative name would resolve into it.
+  process.chdir(dir);
+  try {
+    expect(processesIn(dir, places)).toEqual([14]);
+  } finally {
+    process.chdir(was);
+  }
+});
