@@ -36,6 +36,7 @@
 #include "common/errno_error.h"
 #include "common/errno_failure.h"
 #include "common/unique_fd.h"
+#include "linux/dirent64.h"
 #include "linux/modules.h"
 
 namespace arb {
@@ -45,15 +46,6 @@ namespace {
 constexpr unsigned kMaxThreads = 8;
 // getdents64's buffer, per thread: a directory of a few hundred entries in one call.
 constexpr size_t kDentsBuffer = 64 * 1024;
-
-// The kernel's struct linux_dirent64 (glibc declares none for getdents64 before 2.30).
-struct Dirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
 
 // What the walk keeps of an entry's lstat.
 struct EntryStat {

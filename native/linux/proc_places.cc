@@ -18,6 +18,7 @@
 
 #include "common/errno_error.h"
 #include "common/unique_fd.h"
+#include "linux/dirent64.h"
 #include "linux/modules.h"
 
 namespace arb {
@@ -27,15 +28,6 @@ namespace {
 constexpr size_t kDentsBuffer = 32 * 1024;
 // The longest link target read; a longer one is left out (no path is longer than PATH_MAX).
 constexpr size_t kLinkMax = 4096;
-
-// The kernel's struct linux_dirent64 (glibc declares none for getdents64 before 2.30).
-struct Dirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
 
 bool AllDigits(const char* s) {
   if (*s == '\0') return false;
