@@ -232,6 +232,28 @@ function required<K extends keyof Addon>(name: K): NonNullable<Addon[K]> {
   return fn as NonNullable<Addon[K]>;
 }
 
+/**
+ * Whether the addon loads and has `name`: what a caller with a fallback in JavaScript (or none
+ * needed) asks before calling it. A missing addon is a no, not an error.
+ */
+function offers(name: keyof Addon): boolean {
+  try {
+    return typeof addon()[name] === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An error the addon threw or reported, as a Node-style error of this realm (code, syscall,
+ * path): under jest the addon's errors are of another realm, and toSystemError would not see
+ * them as errors with an errno.
+ */
+function addonError(err: unknown): Error {
+  const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
+  return toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+}
+
 // --- clone ----------------------------------------------------------------------------------
 
 export async function cloneTree(options: CloneTreeOptions): Promise<CloneResult> {
@@ -416,12 +438,8 @@ type NativePairListing = Omit<DirPairsListing, 'names' | 'problem'> & {
 
 /** Whether the addon lists directories itself (Linux); elsewhere src/tree/list-dir.ts does, in JS. */
 export function hasListDirPairs(): boolean {
-  try {
-    return typeof addon().listDirPairs === 'function';
-  } catch {
-    // arb diff needs nothing else of the addon: without it, the walk lists in JS.
-    return false;
-  }
+  // arb diff needs nothing else of the addon: without it, the walk lists in JS.
+  return offers('listDirPairs');
 }
 
 /**
@@ -438,11 +456,7 @@ export function listDirPairs(dirs: string[], ids: Float64Array, pairs: Int32Arra
   const r = required('listDirPairs')(paths, ids, pairs, trustedUntilMs);
   const problem: DirPairsListing['problem'] = new Array(dirs.length).fill(undefined);
   for (let d = 0; d < dirs.length; d++) if (r.outcome[d] === -1) problem[d] = 'other';
-  for (const f of r.failures) {
-    // Copied into an Error of this realm: under jest the addon's errors are of another, and
-    // toSystemError would not see them as errors with an errno.
-    problem[f.dir] = toSystemError(Object.assign(new Error(f.message), { errno: f.errno, syscall: f.syscall, path: f.path }));
-  }
+  for (const f of r.failures) problem[f.dir] = addonError(f);
   const names = r.names.split('\0');
   names.pop();
   return { problem, start: r.start, names, mode: r.mode, size: r.size, mtimeMs: r.mtimeMs, ctimeMs: r.ctimeMs, dev: r.dev, ino: r.ino, newest: r.newest };
@@ -452,11 +466,7 @@ export function listDirPairs(dirs: string[], ids: Float64Array, pairs: Int32Arra
 
 /** Whether the addon reads /proc itself (Linux). */
 export function hasProcessPlaces(): boolean {
-  try {
-    return typeof addon().processPlaces === 'function';
-  } catch {
-    return false;
-  }
+  return offers('processPlaces');
 }
 
 /**
@@ -468,8 +478,7 @@ export function processPlaces(): { pid: number; place: Buffer }[] {
   try {
     r = required('processPlaces')();
   } catch (err) {
-    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
-    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+    throw addonError(err);
   }
   const out: { pid: number; place: Buffer }[] = [];
   for (let i = 0, at = 0; i < r.pids.length; i++) {
@@ -487,11 +496,7 @@ export type RemoveTreeOutcome = 'removed' | 'gone' | 'not-directory' | 'other';
 
 /** Whether the addon removes trees itself (it does wherever it is built). */
 export function hasRemoveTree(): boolean {
-  try {
-    return typeof addon().removeTree === 'function';
-  } catch {
-    return false;
-  }
+  return offers('removeTree');
 }
 
 /**
@@ -504,7 +509,6 @@ export function removeTree(parent: Buffer, name: Buffer, expect?: { dev: number;
   try {
     return required('removeTree')(parent, name, expect?.dev ?? -1, expect?.ino ?? -1);
   } catch (err) {
-    const e = err as { message?: string; errno?: unknown; syscall?: string; path?: string };
-    throw toSystemError(typeof e?.errno === 'number' ? Object.assign(new Error(e.message), { errno: e.errno, syscall: e.syscall, path: e.path }) : err);
+    throw addonError(err);
   }
 }

@@ -68,7 +68,7 @@ function notDirectory(dir: Buffer): NodeJS.ErrnoException {
  * listed or when the pair has no such directory, 'other' when another directory is there now, or
  * why it could not be listed.
  */
-export type PairListing = Omit<DirPairsListing, 'problem'> & { problem: DirPairsListing['problem'] };
+export type PairListing = DirPairsListing;
 
 /** A directory to list, and which one it must be. */
 export interface DirToList {
